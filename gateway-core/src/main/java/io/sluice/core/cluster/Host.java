@@ -1,0 +1,116 @@
+package io.sluice.core.cluster;
+
+import io.sluice.core.config.HostConfig;
+
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The runtime state of one upstream address in one cluster: its configured weight, its health as
+ * decided by active checks, passive ejection, the slow-start clock, and the number of requests
+ * in flight. Written by the health checker / outlier detector, read by the load balancer on every
+ * pick and by the admin API. Identity across reloads is {@link #address()}.
+ */
+public final class Host {
+
+    /** Sentinel for "no warm-up in progress" in {@link #warmStartNanos()}. */
+    public static final long NOT_WARMING = Long.MIN_VALUE;
+
+    private final String host;
+    private final int port;
+    private final String address;
+    private volatile int weight;
+
+    private volatile HealthStatus health = HealthStatus.UNKNOWN;
+    private volatile long ejectedUntilNanos;
+    private volatile boolean ejected;
+    private volatile long warmStartNanos = NOT_WARMING;
+    private final AtomicInteger activeRequests = new AtomicInteger();
+
+    public Host(HostConfig config) {
+        this.host = config.host();
+        this.port = config.port();
+        this.address = config.address();
+        this.weight = config.weight();
+    }
+
+    public String host() {
+        return host;
+    }
+
+    public int port() {
+        return port;
+    }
+
+    /** {@code host:port}. */
+    public String address() {
+        return address;
+    }
+
+    /** The configured weight (not clamped, no factor applied). */
+    public int weight() {
+        return weight;
+    }
+
+    /** A reload may change a kept host's weight without resetting its health or warm-up clock. */
+    public void weight(int newWeight) {
+        this.weight = newWeight;
+    }
+
+    public HealthStatus health() {
+        return health;
+    }
+
+    public void health(HealthStatus status) {
+        this.health = status;
+    }
+
+    /** True while passive outlier detection holds this host out. */
+    public boolean ejected() {
+        return ejected;
+    }
+
+    public long ejectedUntilNanos() {
+        return ejectedUntilNanos;
+    }
+
+    public void eject(long untilNanos) {
+        this.ejectedUntilNanos = untilNanos;
+        this.ejected = true;
+    }
+
+    public void uneject() {
+        this.ejected = false;
+        this.ejectedUntilNanos = 0;
+    }
+
+    /** True if the load balancer may send traffic here: not failed by active checks and not ejected. */
+    public boolean available() {
+        return health != HealthStatus.UNHEALTHY && !ejected;
+    }
+
+    /** T0 of the current warm-up, or {@link #NOT_WARMING}. */
+    public long warmStartNanos() {
+        return warmStartNanos;
+    }
+
+    public void warmStartNanos(long t0) {
+        this.warmStartNanos = t0;
+    }
+
+    public int activeRequests() {
+        return activeRequests.get();
+    }
+
+    public void requestStarted() {
+        activeRequests.incrementAndGet();
+    }
+
+    public void requestFinished() {
+        activeRequests.decrementAndGet();
+    }
+
+    @Override
+    public String toString() {
+        return address + "(w=" + weight + ", " + health + (ejected ? ", ejected" : "") + ")";
+    }
+}

@@ -1,0 +1,91 @@
+package io.sluice.core.config;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The whole running configuration: immutable, validated on construction (names unique, every
+ * route's cluster exists, no two listeners on one address). Paths in errors are JSON paths.
+ *
+ * @param listeners    downstream listeners
+ * @param clusters     upstream clusters
+ * @param admin        admin listener
+ * @param transport    event-loop transport
+ * @param drainTimeout on shutdown, how long in-flight requests may take to finish
+ */
+public record GatewayConfig(List<ListenerConfig> listeners, List<ClusterConfig> clusters, AdminConfig admin,
+                            TransportConfig transport, Duration drainTimeout) {
+
+    public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(10);
+
+    public GatewayConfig {
+        listeners = Checks.list(listeners);
+        clusters = Checks.list(clusters);
+        admin = admin == null ? AdminConfig.defaults() : admin;
+        transport = transport == null ? TransportConfig.defaults() : transport;
+        drainTimeout = drainTimeout == null ? DEFAULT_DRAIN_TIMEOUT : Checks.nonNegative("$.drain_timeout", drainTimeout);
+        if (listeners.isEmpty()) {
+            throw new ConfigException("$.listeners", "[]", "at least one listener");
+        }
+        Map<String, ClusterConfig> byName = new HashMap<>();
+        for (int i = 0; i < clusters.size(); i++) {
+            if (byName.putIfAbsent(clusters.get(i).name(), clusters.get(i)) != null) {
+                throw new ConfigException("$.clusters[" + i + "].name", clusters.get(i).name(), "a cluster name not used before");
+            }
+        }
+        Set<String> names = new HashSet<>();
+        Set<String> binds = new HashSet<>();
+        for (int i = 0; i < listeners.size(); i++) {
+            ListenerConfig l = listeners.get(i);
+            String at = "$.listeners[" + i + "]";
+            if (!names.add(l.name())) {
+                throw new ConfigException(at + ".name", l.name(), "a listener name not used before");
+            }
+            if (l.port() != 0 && !binds.add(l.address() + ":" + l.port())) {
+                throw new ConfigException(at + ".port", l.port(), "a port no other listener binds on " + l.address());
+            }
+            for (int r = 0; r < l.routes().size(); r++) {
+                String c = l.routes().get(r).cluster();
+                if (!byName.containsKey(c)) {
+                    throw new ConfigException(at + ".routes[" + r + "].cluster", c, "one of the cluster names " + byName.keySet());
+                }
+            }
+            String dc = l.bolt().defaultCluster();
+            if (l.protocol() == Protocol.BOLT && dc != null && !byName.containsKey(dc)) {
+                throw new ConfigException(at + ".bolt.default_cluster", dc, "one of the cluster names " + byName.keySet());
+            }
+        }
+        if (admin.enabled() && admin.port() != 0 && binds.contains(admin.address() + ":" + admin.port())) {
+            throw new ConfigException("$.admin.port", admin.port(), "a port no listener binds on " + admin.address());
+        }
+    }
+
+    public ClusterConfig cluster(String name) {
+        for (ClusterConfig c : clusters) {
+            if (c.name().equals(name)) {
+                return c;
+            }
+        }
+        return null;
+    }
+
+    public GatewayConfig withListeners(List<ListenerConfig> l) {
+        return new GatewayConfig(l, clusters, admin, transport, drainTimeout);
+    }
+
+    public GatewayConfig withClusters(List<ClusterConfig> c) {
+        return new GatewayConfig(listeners, c, admin, transport, drainTimeout);
+    }
+
+    public GatewayConfig withAdmin(AdminConfig a) {
+        return new GatewayConfig(listeners, clusters, a, transport, drainTimeout);
+    }
+
+    public GatewayConfig withTransport(TransportConfig t) {
+        return new GatewayConfig(listeners, clusters, admin, t, drainTimeout);
+    }
+}

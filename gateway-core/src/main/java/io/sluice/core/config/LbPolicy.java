@@ -1,0 +1,43 @@
+package io.sluice.core.config;
+
+import java.util.Locale;
+
+/** Load-balancing policy of a cluster. JSON names are the lower-case constants; MOSN's {@code LB_*} names map here. */
+public enum LbPolicy {
+    /** EDF weighted scheduler with slow start (default). */
+    WEIGHTED_ROUND_ROBIN,
+    /** Plain rotation, weights ignored. */
+    ROUND_ROBIN,
+    /** Uniform random (weighted when weights differ). */
+    RANDOM,
+    /** Power of two choices on active requests; weighted EDF with an active-request bias when weights differ. */
+    LEAST_REQUEST;
+
+    /** The JSON spelling, e.g. {@code weighted_round_robin}. */
+    public String jsonName() {
+        return name().toLowerCase(Locale.ROOT);
+    }
+
+    /** Parses a native name or a MOSN {@code lb_type}; returns null if unknown. */
+    public static LbPolicy parse(String s) {
+        if (s == null) {
+            return null;
+        }
+        String n = s.trim().toUpperCase(Locale.ROOT);
+        if (n.startsWith("LB_")) {
+            n = switch (n) {
+                case "LB_ROUNDROBIN" -> "ROUND_ROBIN";
+                case "LB_WEIGHTED_ROUNDROBIN" -> "WEIGHTED_ROUND_ROBIN";
+                case "LB_RANDOM" -> "RANDOM";
+                case "LB_LEAST_REQUEST" -> "LEAST_REQUEST";
+                default -> n;
+            };
+        }
+        for (LbPolicy p : values()) {
+            if (p.name().equals(n)) {
+                return p;
+            }
+        }
+        return null;
+    }
+}

@@ -1,0 +1,29 @@
+package io.sluice.core.config;
+
+import java.time.Duration;
+
+/**
+ * Passive outlier ejection: a host that fails {@code consecutiveFailures} requests in a row
+ * (connect failures, resets, timeouts, and 5xx when {@code count5xx}) is ejected for
+ * {@code baseEjectionTime × ejections} (capped at {@code maxEjectionTime}); at most
+ * {@code maxEjectionPercent} of a cluster's hosts are ejected at once.
+ */
+public record OutlierConfig(int consecutiveFailures, boolean count5xx, Duration baseEjectionTime,
+                            Duration maxEjectionTime, int maxEjectionPercent) {
+
+    public OutlierConfig {
+        Checks.range("consecutive_failures", consecutiveFailures, 1, 1_000_000);
+        Checks.positive("base_ejection_time", baseEjectionTime);
+        Checks.positive("max_ejection_time", maxEjectionTime);
+        if (maxEjectionTime.compareTo(baseEjectionTime) < 0) {
+            throw new ConfigException("max_ejection_time", DurationFormat.format(maxEjectionTime),
+                    "a duration >= base_ejection_time (" + DurationFormat.format(baseEjectionTime) + ")");
+        }
+        Checks.range("max_ejection_percent", maxEjectionPercent, 0, 100);
+    }
+
+    /** Defaults: 5 consecutive failures, 5xx counted, 30s base, 300s max, at most 10% (at least one host). */
+    public static OutlierConfig defaults() {
+        return new OutlierConfig(5, true, Duration.ofSeconds(30), Duration.ofSeconds(300), 10);
+    }
+}

@@ -1,0 +1,26 @@
+package io.sluice.core.config;
+
+import java.util.Locale;
+
+/**
+ * Event-loop transport.
+ *
+ * @param type          {@code auto} (epoll when available, else nio), {@code epoll}, {@code io_uring}, {@code nio}
+ * @param workerThreads worker event loops; 0 = number of available processors
+ * @param backlog       listen backlog
+ */
+public record TransportConfig(String type, int workerThreads, int backlog) {
+
+    public TransportConfig {
+        type = type == null ? "auto" : type.toLowerCase(Locale.ROOT);
+        if (!type.equals("auto") && !type.equals("epoll") && !type.equals("io_uring") && !type.equals("nio")) {
+            throw new ConfigException("type", type, "one of \"auto\", \"epoll\", \"io_uring\", \"nio\"");
+        }
+        Checks.range("worker_threads", workerThreads, 0, 1024);
+        Checks.range("backlog", backlog, 1, 1 << 20);
+    }
+
+    public static TransportConfig defaults() {
+        return new TransportConfig("auto", 0, 1024);
+    }
+}
