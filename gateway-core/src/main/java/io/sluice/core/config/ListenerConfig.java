@@ -34,6 +34,10 @@ public record ListenerConfig(String name, Protocol protocol, String address, int
         return new ListenerConfig(name, protocol, address, newPort, routes, http, bolt);
     }
 
+    public ListenerConfig withRoutes(List<RouteConfig> newRoutes) {
+        return new ListenerConfig(name, protocol, address, port, newRoutes, http, bolt);
+    }
+
     public ListenerConfig withHttp(HttpOptions options) {
         return new ListenerConfig(name, protocol, address, port, routes, options, bolt);
     }

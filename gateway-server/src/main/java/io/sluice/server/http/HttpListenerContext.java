@@ -1,0 +1,99 @@
+package io.sluice.server.http;
+
+import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import io.netty.util.concurrent.EventExecutor;
+import io.sluice.core.config.HttpOptions;
+import io.sluice.core.time.Ticker;
+import io.sluice.server.metrics.ListenerMetrics;
+import io.sluice.server.route.RouteTable;
+import io.sluice.server.transport.Transport;
+
+import java.util.IdentityHashMap;
+import java.util.Map;
+
+/**
+ * What every connection of one HTTP listener shares: the route table (swapped on reload), limits
+ * and timeouts, metrics, and the per-event-loop upstream pools.
+ */
+public final class HttpListenerContext {
+
+    private final String name;
+    private final Ticker ticker;
+    private final ListenerMetrics metrics;
+    private final Map<EventExecutor, HttpUpstreamPool> pools;
+    private volatile RouteTable routes;
+    private volatile HttpOptions options;
+    private volatile boolean draining;
+
+    public HttpListenerContext(String name, RouteTable routes, HttpOptions options, ListenerMetrics metrics,
+                               EventLoopGroup workers, Transport transport, Ticker ticker) {
+        this.name = name;
+        this.routes = routes;
+        this.options = options;
+        this.metrics = metrics;
+        this.ticker = ticker;
+        Map<EventExecutor, HttpUpstreamPool> p = new IdentityHashMap<>();
+        for (EventExecutor e : workers) {
+            p.put(e, new HttpUpstreamPool((EventLoop) e, transport));
+        }
+        this.pools = p;
+    }
+
+    public String name() {
+        return name;
+    }
+
+    Ticker ticker() {
+        return ticker;
+    }
+
+    ListenerMetrics metrics() {
+        return metrics;
+    }
+
+    HttpUpstreamPool pool(EventExecutor loop) {
+        return pools.get(loop);
+    }
+
+    RouteTable routes() {
+        return routes;
+    }
+
+    HttpOptions options() {
+        return options;
+    }
+
+    /** Reload: new routes (and limits) apply to the next request on every connection. */
+    public void update(RouteTable newRoutes, HttpOptions newOptions) {
+        this.routes = newRoutes;
+        this.options = newOptions;
+    }
+
+    boolean draining() {
+        return draining;
+    }
+
+    /** Shutdown: the next response on each connection says {@code Connection: close}. */
+    public void startDraining() {
+        this.draining = true;
+    }
+
+    /** Closes idle upstream connections of every loop (each on its own loop). */
+    public void closePools() {
+        for (HttpUpstreamPool pool : pools.values()) {
+            if (!pool.loop().isShuttingDown()) {
+                pool.loop().execute(pool::closeAll);
+            }
+        }
+    }
+
+    /** Parked upstream connections across loops; a test and admin aid (reads from other threads are approximate). */
+    public int idleUpstreamConnections() {
+        int n = 0;
+        for (HttpUpstreamPool p : pools.values()) {
+            n += p.idleCount();
+        }
+        return n;
+    }
+}

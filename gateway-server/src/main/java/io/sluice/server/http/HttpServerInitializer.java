@@ -1,0 +1,37 @@
+package io.sluice.server.http;
+
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.handler.codec.http.HttpDecoderConfig;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.sluice.core.config.HttpOptions;
+
+/**
+ * Builds a downstream HTTP/1.1 pipeline: {@code read-marker → http-server-codec → http-proxy}.
+ * Shared by all connections of a listener; each connection gets fresh handlers.
+ */
+public final class HttpServerInitializer extends ChannelInitializer<SocketChannel> {
+
+    private final HttpListenerContext context;
+    private final ChannelGroup channels;
+
+    public HttpServerInitializer(HttpListenerContext context, ChannelGroup channels) {
+        this.context = context;
+        this.channels = channels;
+    }
+
+    @Override
+    protected void initChannel(SocketChannel ch) {
+        channels.add(ch);
+        HttpOptions o = context.options();
+        HttpProxyHandler proxy = new HttpProxyHandler(context);
+        ch.pipeline()
+                .addLast("read-marker", new ReadMarkerHandler(proxy))
+                .addLast(HttpPipeline.SERVER_CODEC, new HttpServerCodec(new HttpDecoderConfig()
+                        .setMaxInitialLineLength(o.maxInitialLineLength())
+                        .setMaxHeaderSize(o.maxHeaderSize())
+                        .setMaxChunkSize(65536)))
+                .addLast(HttpPipeline.PROXY, proxy);
+    }
+}

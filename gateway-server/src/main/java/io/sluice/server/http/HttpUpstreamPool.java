@@ -1,0 +1,159 @@
+package io.sluice.server.http;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
+import io.netty.handler.codec.http.HttpClientCodec;
+import io.netty.handler.codec.http.HttpDecoderConfig;
+import io.netty.util.concurrent.ScheduledFuture;
+import io.sluice.core.cluster.Host;
+import io.sluice.core.config.ClusterConfig;
+import io.sluice.server.transport.Transport;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Keep-alive upstream HTTP/1.1 connections of ONE event loop, per host. Only that event loop
+ * touches it, so there are no locks: a downstream connection borrows an upstream connection of
+ * its own loop for one request and gives it back when the response is complete. Idle connections
+ * are parked last-in-first-out (the warmest is reused first), capped per host, and closed by a
+ * periodic sweep (every 250 ms) when idle longer than the cluster's pool idle timeout.
+ */
+final class HttpUpstreamPool {
+
+    static final long SWEEP_PERIOD_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
+
+    private final EventLoop loop;
+    private final Bootstrap bootstrap;
+    private final Map<Host, ArrayDeque<Channel>> idle = new HashMap<>();
+    private long generation;
+    /** Parked connections, written by the loop only, readable from anywhere. */
+    private volatile int parked;
+    private ScheduledFuture<?> sweeper;
+
+    HttpUpstreamPool(EventLoop loop, Transport transport) {
+        this.loop = loop;
+        this.bootstrap = new Bootstrap()
+                .group(loop)
+                .channel(transport.socketChannel())
+                .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.SO_KEEPALIVE, true)
+                .option(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT);
+    }
+
+    EventLoop loop() {
+        return loop;
+    }
+
+    /** Returns a parked live connection to {@code host}, or null. Event loop only. */
+    Channel acquire(Host host) {
+        ArrayDeque<Channel> q = idle.get(host);
+        if (q == null) {
+            return null;
+        }
+        Channel ch;
+        while ((ch = q.pollLast()) != null) {
+            parked--;
+            if (ch.isActive()) {
+                return ch;
+            }
+            ch.close();
+        }
+        return null;
+    }
+
+    /** Opens a new connection to {@code host}; the future completes on this loop. */
+    ChannelFuture connect(Host host, ClusterConfig cluster) {
+        Bootstrap b = bootstrap.clone()
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE, cluster.connectTimeout().toMillis()))
+                .handler(new ChannelInitializer<Channel>() {
+                    @Override
+                    protected void initChannel(Channel ch) {
+                        ch.pipeline().addLast(HttpPipeline.UPSTREAM_CODEC, new HttpClientCodec(new HttpDecoderConfig()
+                                        .setMaxInitialLineLength(8192)
+                                        .setMaxHeaderSize(65536)
+                                        .setMaxChunkSize(65536), false, false))
+                                .addLast(HttpPipeline.UPSTREAM_HANDLER, new UpstreamHandler(HttpUpstreamPool.this, host));
+                    }
+                });
+        return b.connect(host.host(), host.port());
+    }
+
+    /** Parks a connection whose exchange ended cleanly, or closes it when the host's quota is full. */
+    void release(Host host, Channel ch, ClusterConfig cluster) {
+        if (!ch.isActive()) {
+            return;
+        }
+        int max = cluster.pool().maxIdlePerHost();
+        ArrayDeque<Channel> q = idle.computeIfAbsent(host, h -> new ArrayDeque<>());
+        if (q.size() >= max) {
+            ch.close();
+            return;
+        }
+        UpstreamHandler h = (UpstreamHandler) ch.pipeline().get(HttpPipeline.UPSTREAM_HANDLER);
+        h.idleSince = generation;
+        h.idleLimit = Math.max(1L, cluster.pool().idleTimeout().toNanos() / SWEEP_PERIOD_NANOS);
+        q.addLast(ch);
+        parked++;
+        if (sweeper == null) {
+            sweeper = loop.scheduleWithFixedDelay(this::sweep, SWEEP_PERIOD_NANOS, SWEEP_PERIOD_NANOS, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    /** Called when a parked connection closes by itself. */
+    void removeIdle(Host host, Channel ch) {
+        ArrayDeque<Channel> q = idle.get(host);
+        if (q != null && q.remove(ch)) {
+            parked--;
+        }
+    }
+
+    int idleCount() {
+        return parked;
+    }
+
+    private void sweep() {
+        generation++;
+        List<Channel> expired = new ArrayList<>();
+        for (ArrayDeque<Channel> q : idle.values()) {
+            for (Iterator<Channel> it = q.iterator(); it.hasNext(); ) {
+                Channel ch = it.next();
+                UpstreamHandler h = (UpstreamHandler) ch.pipeline().get(HttpPipeline.UPSTREAM_HANDLER);
+                if (h == null || generation - h.idleSince >= h.idleLimit) {
+                    it.remove();
+                    parked--;
+                    expired.add(ch);
+                }
+            }
+        }
+        idle.values().removeIf(ArrayDeque::isEmpty);
+        for (Channel ch : expired) {
+            ch.close();
+        }
+    }
+
+    /** Closes every parked connection (shutdown and drain). */
+    void closeAll() {
+        for (ArrayDeque<Channel> q : idle.values()) {
+            for (Channel ch : new ArrayList<>(q)) {
+                ch.close();
+            }
+        }
+        idle.clear();
+        parked = 0;
+        if (sweeper != null) {
+            sweeper.cancel(false);
+            sweeper = null;
+        }
+    }
+}

@@ -1,0 +1,89 @@
+package io.sluice.server.http;
+
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.http.HttpObject;
+import io.netty.util.ReferenceCountUtil;
+import io.sluice.core.cluster.Host;
+
+/**
+ * Last handler of an upstream HTTP connection (after {@code HttpClientCodec}). While a request is
+ * in flight it hands every decoded response part to its owner, the downstream
+ * {@link HttpProxyHandler}; while the connection idles in the pool it owns nothing and releases
+ * anything the upstream sends unasked. Lives on the owner's event loop.
+ */
+final class UpstreamHandler extends ChannelInboundHandlerAdapter {
+
+    private final HttpUpstreamPool pool;
+    private final Host host;
+    private HttpProxyHandler owner;
+    /** Sweep generation when the connection was parked in the pool. */
+    long idleSince;
+    /** Sweep periods this connection may stay parked. */
+    long idleLimit = 1;
+    /** Requests this connection has carried. */
+    int uses;
+
+    UpstreamHandler(HttpUpstreamPool pool, Host host) {
+        this.pool = pool;
+        this.host = host;
+    }
+
+    Host host() {
+        return host;
+    }
+
+    void owner(HttpProxyHandler newOwner) {
+        this.owner = newOwner;
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        HttpProxyHandler o = owner;
+        if (o != null && msg instanceof HttpObject h) {
+            o.onUpstreamRead(h); // takes ownership
+        } else {
+            // An idle connection must not talk: drop what it sent and the connection with it.
+            ReferenceCountUtil.release(msg);
+            ctx.close();
+        }
+    }
+
+    @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) {
+        HttpProxyHandler o = owner;
+        if (o != null) {
+            o.onUpstreamReadComplete();
+        }
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        HttpProxyHandler o = owner;
+        if (o != null) {
+            o.onUpstreamWritabilityChanged();
+        }
+        ctx.fireChannelWritabilityChanged();
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        HttpProxyHandler o = owner;
+        owner = null;
+        if (o != null) {
+            o.onUpstreamInactive(ctx.channel());
+        } else {
+            pool.removeIdle(host, ctx.channel());
+        }
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        // Resets and decode failures alike: closing reports the loss through channelInactive.
+        HttpProxyHandler o = owner;
+        if (o != null) {
+            o.onUpstreamError(cause);
+        }
+        ctx.close();
+    }
+}

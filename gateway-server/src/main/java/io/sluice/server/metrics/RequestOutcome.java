@@ -1,0 +1,31 @@
+package io.sluice.server.metrics;
+
+/** How a downstream request ended, from the client's point of view (the {@code outcome} tag). */
+public enum RequestOutcome {
+    /** Proxied; the upstream's response (any status) reached the client. */
+    PROXIED("proxied"),
+    NO_ROUTE("no_route"),
+    NO_HEALTHY_HOST("no_healthy_host"),
+    CONNECT_FAILURE("connect_failure"),
+    CONNECT_TIMEOUT("connect_timeout"),
+    UPSTREAM_RESET("upstream_reset"),
+    UPSTREAM_TIMEOUT("upstream_timeout"),
+    BAD_REQUEST("bad_request"),
+    URI_TOO_LONG("uri_too_long"),
+    HEADERS_TOO_LARGE("headers_too_large"),
+    BODY_TOO_LARGE("body_too_large"),
+    HEADER_TIMEOUT("header_timeout"),
+    CLIENT_CLOSED("client_closed"),
+    CODEC_ERROR("codec_error"),
+    OVERLOADED("overloaded");
+
+    private final String tag;
+
+    RequestOutcome(String tag) {
+        this.tag = tag;
+    }
+
+    public String tag() {
+        return tag;
+    }
+}

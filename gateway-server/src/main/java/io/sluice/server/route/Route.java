@@ -1,0 +1,53 @@
+package io.sluice.server.route;
+
+import io.sluice.core.config.RouteConfig;
+import io.sluice.core.config.StringMatch;
+import io.sluice.lb.ClusterBalancer;
+
+/** A compiled route: its rule, the cluster it sends to, and the pre-computed bits the proxy needs per request. */
+public final class Route {
+
+    private final String name;
+    private final RouteConfig config;
+    private final ClusterBalancer cluster;
+    private final long timeoutNanos;
+
+    Route(String name, RouteConfig config, ClusterBalancer cluster) {
+        this.name = name;
+        this.config = config;
+        this.cluster = cluster;
+        this.timeoutNanos = (config.timeout() != null ? config.timeout() : cluster.config().responseTimeout()).toNanos();
+    }
+
+    public String name() {
+        return name;
+    }
+
+    public RouteConfig config() {
+        return config;
+    }
+
+    public ClusterBalancer cluster() {
+        return cluster;
+    }
+
+    /** Upstream response timeout for requests on this route. */
+    public long timeoutNanos() {
+        return timeoutNanos;
+    }
+
+    /** Applies the route's prefix rewrite to {@code uri} (path plus query), or returns it unchanged. */
+    public String rewrite(String uri) {
+        String replacement = config.prefixRewrite();
+        if (replacement == null) {
+            return uri;
+        }
+        StringMatch prefix = config.match().path();
+        String rest = uri.substring(prefix.value().length());
+        if (replacement.endsWith("/") && rest.startsWith("/")) {
+            rest = rest.substring(1);
+        }
+        String out = replacement + rest;
+        return out.isEmpty() || out.charAt(0) != '/' ? "/" + out : out;
+    }
+}

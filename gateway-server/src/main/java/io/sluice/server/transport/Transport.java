@@ -1,0 +1,88 @@
+package io.sluice.server.transport;
+
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.IoHandlerFactory;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.channel.uring.IoUring;
+import io.netty.channel.uring.IoUringIoHandler;
+import io.netty.channel.uring.IoUringServerSocketChannel;
+import io.netty.channel.uring.IoUringSocketChannel;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.sluice.core.config.ConfigException;
+import io.sluice.core.config.TransportConfig;
+
+/**
+ * The native (epoll, io_uring) or NIO flavour of event loops and channel classes. {@code auto}
+ * picks epoll when the native library loads, else NIO; {@code io_uring} must be asked for.
+ */
+public enum Transport {
+    EPOLL("epoll", EpollServerSocketChannel.class, EpollSocketChannel.class),
+    IO_URING("io_uring", IoUringServerSocketChannel.class, IoUringSocketChannel.class),
+    NIO("nio", NioServerSocketChannel.class, NioSocketChannel.class);
+
+    private final String label;
+    private final Class<? extends ServerChannel> serverChannel;
+    private final Class<? extends SocketChannel> socketChannel;
+
+    Transport(String label, Class<? extends ServerChannel> serverChannel, Class<? extends SocketChannel> socketChannel) {
+        this.label = label;
+        this.serverChannel = serverChannel;
+        this.socketChannel = socketChannel;
+    }
+
+    /** Resolves the configured type; a native type that cannot load here is a config error. */
+    public static Transport select(TransportConfig config) {
+        return switch (config.type()) {
+            case "epoll" -> {
+                if (!Epoll.isAvailable()) {
+                    throw new ConfigException("$.transport.type", "epoll",
+                            "a transport available here (epoll: " + Epoll.unavailabilityCause() + ")");
+                }
+                yield EPOLL;
+            }
+            case "io_uring" -> {
+                if (!IoUring.isAvailable()) {
+                    throw new ConfigException("$.transport.type", "io_uring",
+                            "a transport available here (io_uring: " + IoUring.unavailabilityCause() + ")");
+                }
+                yield IO_URING;
+            }
+            case "nio" -> NIO;
+            default -> Epoll.isAvailable() ? EPOLL : NIO;
+        };
+    }
+
+    public String label() {
+        return label;
+    }
+
+    public Class<? extends ServerChannel> serverChannel() {
+        return serverChannel;
+    }
+
+    public Class<? extends SocketChannel> socketChannel() {
+        return socketChannel;
+    }
+
+    private IoHandlerFactory ioHandlerFactory() {
+        return switch (this) {
+            case EPOLL -> EpollIoHandler.newFactory();
+            case IO_URING -> IoUringIoHandler.newFactory();
+            case NIO -> NioIoHandler.newFactory();
+        };
+    }
+
+    /** A new group of {@code threads} event loops whose threads are named {@code prefix-N}. */
+    public EventLoopGroup newGroup(int threads, String prefix) {
+        return new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory(prefix, true), ioHandlerFactory());
+    }
+}
