@@ -1,0 +1,39 @@
+package io.sluice.bench;
+
+import io.sluice.bench.http.HttpLoad;
+
+import java.util.Arrays;
+
+/**
+ * Entry point of {@code benchmarks.jar}: {@code jmh [JMH options]} runs the micro-benchmarks,
+ * {@code http-load [wrk-like options] URL} drives HTTP load. Each tool prints its own usage.
+ */
+public final class BenchMain {
+
+    private static final String USAGE = """
+            usage: java -jar benchmarks.jar <tool> [options]
+              jmh [JMH options] [regexp]     JMH micro-benchmarks (e.g. jmh HttpProxyBenchmark -f 1 -wi 2 -i 3)
+              http-load [-c N] [-t N] [-d 10s] [--timeout 2s] [-H 'K: V'] URL
+                                             closed-loop HTTP/1.1 load in the manner of wrk
+            """;
+
+    private BenchMain() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        if (args.length == 0 || args[0].equals("-h") || args[0].equals("--help")) {
+            System.out.print(USAGE);
+            return;
+        }
+        String[] rest = Arrays.copyOfRange(args, 1, args.length);
+        switch (args[0]) {
+            case "jmh" -> org.openjdk.jmh.Main.main(rest);
+            case "http-load" -> HttpLoad.main(rest);
+            default -> {
+                System.err.println("unknown tool: " + args[0]);
+                System.err.print(USAGE);
+                System.exit(2);
+            }
+        }
+    }
+}

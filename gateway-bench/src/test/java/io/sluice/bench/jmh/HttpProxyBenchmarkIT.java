@@ -1,0 +1,33 @@
+package io.sluice.bench.jmh;
+
+import org.junit.jupiter.api.Test;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.options.Options;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
+
+import java.util.Collection;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** One tiny in-process iteration per benchmark, so the benchmarks keep compiling and running. */
+class HttpProxyBenchmarkIT {
+
+    @Test
+    void proxyRoundTripRunsAndMeasuresSomething() throws Exception {
+        Options opts = new OptionsBuilder()
+                .include(HttpProxyBenchmark.class.getName() + ".roundTrip")
+                .forks(0)
+                .warmupIterations(1).warmupTime(TimeValue.milliseconds(200))
+                .measurementIterations(1).measurementTime(TimeValue.milliseconds(300))
+                .threads(1)
+                .shouldFailOnError(true)
+                .build();
+        Collection<RunResult> results = new Runner(opts).run();
+        assertThat(results).hasSize(2); // direct and proxy
+        for (RunResult r : results) {
+            assertThat(r.getPrimaryResult().getScore()).as(r.getParams().getParam("target")).isPositive();
+        }
+    }
+}
