@@ -6,10 +6,14 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import io.sluice.core.config.ClusterConfig;
 import io.sluice.core.config.ConfigException;
@@ -19,6 +23,7 @@ import io.sluice.core.config.Protocol;
 import io.sluice.core.time.Ticker;
 import io.sluice.lb.ClusterBalancer;
 import io.sluice.lb.LbContext;
+import io.sluice.server.admin.AdminHandler;
 import io.sluice.server.http.DrainEvent;
 import io.sluice.server.http.HttpListenerContext;
 import io.sluice.server.http.HttpServerInitializer;
@@ -71,6 +76,8 @@ public final class Gateway implements AutoCloseable {
     private EventLoopGroup boss;
     private EventLoopGroup workers;
     private CompletableFuture<Void> closeFuture;
+    private io.netty.channel.ChannelFuture admin;
+    private final ChannelGroup adminChannels = new DefaultChannelGroup("sluice-admin", GlobalEventExecutor.INSTANCE);
 
     private Gateway(Builder b) {
         this.config = b.config;
@@ -113,6 +120,10 @@ public final class Gateway implements AutoCloseable {
                 listeners.put(l.name(), rl);
                 binds.add(rl.bindFuture);
             }
+            if (config.admin().enabled()) {
+                admin = bindAdmin();
+                binds.add(admin);
+            }
             CompletableFuture<?>[] all = binds.stream().map(Gateway::toCompletable).toArray(CompletableFuture[]::new);
             CompletableFuture.allOf(all).whenComplete((v, err) -> {
                 if (err != null) {
@@ -120,8 +131,8 @@ public final class Gateway implements AutoCloseable {
                     shutdown().whenComplete((x, y) -> result.completeExceptionally(cause));
                 } else {
                     phase = Phase.RUNNING;
-                    log.info("sluice started: transport={} workers={} listeners={}", transport.label(), threads,
-                            listeners.keySet());
+                    log.info("sluice started: transport={} workers={} listeners={}{}", transport.label(), threads,
+                            listeners.keySet(), admin == null ? "" : " admin=" + adminAddress());
                     result.complete(this);
                 }
             });
@@ -144,6 +155,27 @@ public final class Gateway implements AutoCloseable {
                 .childOption(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT)
                 .childHandler(new HttpServerInitializer(ctx, downstream));
         return new RunningListener(l, ctx, metrics, b.bind(l.address(), l.port()));
+    }
+
+    private io.netty.channel.ChannelFuture bindAdmin() {
+        AdminHandler handler = new AdminHandler(registry, this::clusters, () -> phase == Phase.RUNNING);
+        ServerBootstrap b = new ServerBootstrap()
+                .group(boss) // not the workers: the admin API answers even when the data path is saturated
+                .channel(transport.serverChannel())
+                .option(ChannelOption.SO_REUSEADDR, true)
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        adminChannels.add(ch);
+                        ch.pipeline().addLast(new HttpServerCodec(), new HttpObjectAggregator(64 * 1024), handler);
+                    }
+                });
+        return b.bind(config.admin().address(), config.admin().port());
+    }
+
+    /** The bound address of the admin API, or null when it is disabled. */
+    public InetSocketAddress adminAddress() {
+        return admin == null ? null : (InetSocketAddress) admin.channel().localAddress();
     }
 
     private static CompletableFuture<Channel> toCompletable(io.netty.channel.ChannelFuture f) {
@@ -243,6 +275,10 @@ public final class Gateway implements AutoCloseable {
 
     private void finishClose() {
         // never block here: this may run on the GlobalEventExecutor, which also completes the group future
+        if (admin != null) {
+            admin.channel().close();
+            adminChannels.close();
+        }
         downstream.close().addListener(f -> closeResources());
     }
 

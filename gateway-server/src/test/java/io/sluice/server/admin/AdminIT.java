@@ -1,0 +1,60 @@
+package io.sluice.server.admin;
+
+import io.sluice.core.cluster.HealthStatus;
+import io.sluice.core.config.AdminConfig;
+import io.sluice.server.Gateway;
+import io.sluice.server.testing.GatewayFixture;
+import io.sluice.server.testing.TestBackend;
+import org.junit.jupiter.api.Test;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The admin API on its own port: metrics, readiness, cluster state. */
+class AdminIT {
+
+    private final HttpClient client = HttpClient.newHttpClient();
+
+    private HttpResponse<String> admin(Gateway g, String path) throws Exception {
+        URI uri = URI.create("http://127.0.0.1:" + g.adminAddress().getPort() + path);
+        return client.send(HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
+    void servesMetricsReadinessAndClusterState() throws Exception {
+        try (TestBackend b = TestBackend.start();
+             Gateway g = GatewayFixture.start(GatewayFixture.simple(b).withAdmin(new AdminConfig(true, "127.0.0.1", 0)))) {
+            client.send(HttpRequest.newBuilder(GatewayFixture.uri(g, "/x")).build(), HttpResponse.BodyHandlers.ofString());
+
+            HttpResponse<String> metrics = admin(g, "/metrics");
+            assertThat(metrics.statusCode()).isEqualTo(200);
+            assertThat(metrics.headers().firstValue("content-type")).hasValueSatisfying(v -> assertThat(v).startsWith("text/plain"));
+            assertThat(metrics.body()).contains("sluice_requests_total{", "outcome=\"proxied\"", "listener=\"web\"",
+                    "sluice_downstream_connections_active");
+
+            assertThat(admin(g, "/ready").statusCode()).isEqualTo(200);
+
+            g.cluster("c").hosts().get(0).health(HealthStatus.UNHEALTHY);
+            HttpResponse<String> clusters = admin(g, "/clusters");
+            assertThat(clusters.statusCode()).isEqualTo(200);
+            assertThat(clusters.body()).contains("\"name\" : \"c\"", "\"address\" : \"127.0.0.1:" + b.port() + "\"",
+                    "\"health\" : \"unhealthy\"", "\"available\" : false");
+
+            assertThat(admin(g, "/nope").statusCode()).isEqualTo(404);
+            assertThat(client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + g.adminAddress().getPort() + "/ready"))
+                    .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString()).statusCode())
+                    .isEqualTo(405);
+        }
+    }
+
+    @Test
+    void disabledAdminBindsNothing() throws Exception {
+        try (TestBackend b = TestBackend.start(); Gateway g = GatewayFixture.start(GatewayFixture.simple(b))) {
+            assertThat(g.adminAddress()).isNull();
+        }
+    }
+}
