@@ -1,5 +1,6 @@
 package io.sluice.bench;
 
+import io.sluice.bench.bolt.BoltLoad;
 import io.sluice.bench.http.HttpLoad;
 
 import java.util.Arrays;
@@ -15,6 +16,8 @@ public final class BenchMain {
               jmh [JMH options] [regexp]     JMH micro-benchmarks (e.g. jmh HttpProxyBenchmark -f 1 -wi 2 -i 3)
               http-load [-c N] [-t N] [-d 10s] [--timeout 2s] [-H 'K: V'] URL
                                              closed-loop HTTP/1.1 load in the manner of wrk
+              bolt-load [-D secs | -n N] [--warm-up-time 1s] [--qps N] [-c N] [-t N] [-m N] sofarpc://HOST:PORT
+                                             Bolt load with sofaload's options, request and report
             """;
 
     private BenchMain() {
@@ -29,6 +32,7 @@ public final class BenchMain {
         switch (args[0]) {
             case "jmh" -> org.openjdk.jmh.Main.main(rest);
             case "http-load" -> HttpLoad.main(rest);
+            case "bolt-load" -> BoltLoad.main(rest);
             default -> {
                 System.err.println("unknown tool: " + args[0]);
                 System.err.print(USAGE);

@@ -101,6 +101,21 @@ public final class LatencyHistogram {
         return max;
     }
 
+    /** The fraction of recorded values between {@code lo} and {@code hi} µs (bucket resolution). */
+    public double fractionWithin(double lo, double hi) {
+        if (total == 0) {
+            return 0;
+        }
+        long in = 0;
+        for (int i = 0; i < BUCKETS; i++) {
+            long v = valueAt(i);
+            if (counts[i] != 0 && v >= lo && v <= hi) {
+                in += counts[i];
+            }
+        }
+        return (double) in / total;
+    }
+
     /** Formats microseconds the way wrk does: 812.00us, 1.25ms, 2.10s. */
     public static String format(double micros) {
         if (micros < 1_000) {
