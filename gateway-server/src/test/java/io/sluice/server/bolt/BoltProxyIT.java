@@ -246,6 +246,43 @@ class BoltProxyIT {
         }
     }
 
+    @Test
+    void aClientThatDoesNotReadIsNotReadEither() throws Exception {
+        int n = 12_000;
+        String body = "x".repeat(4096);
+        try (RawBolt raw = new RawBolt(gw.port("bolt"))) {
+            AtomicInteger written = new AtomicInteger();
+            Thread writer = new Thread(() -> {
+                try {
+                    for (int id = 1; id <= n; id++) {
+                        raw.write(RawBolt.longStringRequest(BoltFraming.V1, id, body));
+                        written.incrementAndGet();
+                    }
+                } catch (java.io.IOException e) {
+                    // the assertions below fail
+                }
+            }, "slow-client-writer");
+            writer.start();
+            // the client reads nothing: once the socket buffers are full the gateway stops reading
+            // it, so the writer stalls long before it is done and little is held in flight
+            int last;
+            do {
+                last = written.get();
+                Thread.sleep(500);
+            } while (written.get() != last);
+            assertThat(written.get()).as("requests the gateway accepted from a client that does not read").isLessThan(n);
+            assertThat(gw.activeRequests()).isLessThanOrEqualTo(BoltProxyHandler.PAUSE_IN_FLIGHT);
+            // now it reads: everything is answered, nothing was dropped
+            for (int i = 0; i < n; i++) {
+                RawBolt.Response r = raw.read();
+                assertThat(r.status()).isEqualTo(BoltStatus.SUCCESS);
+                assertThat(r.content()).hasSize(3 + body.length());
+            }
+            writer.join(10_000);
+            assertThat(written.get()).isEqualTo(n);
+        }
+    }
+
     // ------------------------------------------------------------------ failures
 
     @Test
@@ -269,6 +306,10 @@ class BoltProxyIT {
             assertThat(r.content()).isNotEmpty();
             assertThat(r.text()).contains("no route for service other:1.0");
         }
+        double noRoute = gw.meterRegistry().find("sluice.requests")
+                .tags("listener", "strict", "protocol", "bolt", "outcome", "no_route").counters().stream()
+                .mapToDouble(io.micrometer.core.instrument.Counter::count).sum();
+        assertThat(noRoute).isEqualTo(2);
     }
 
     @Test

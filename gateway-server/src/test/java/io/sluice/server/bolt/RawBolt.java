@@ -48,6 +48,13 @@ final class RawBolt implements AutoCloseable {
         return bytes(BoltFrames.request(ALLOC, framing, false, id, 1, 5000, className, headers, content));
     }
 
+    /** A request whose content is a Hessian2 string of up to 65535 ASCII chars ({@code 'S' len16 bytes}). */
+    static byte[] longStringRequest(BoltFraming framing, int id, String body) {
+        byte[] ascii = body.getBytes(StandardCharsets.US_ASCII);
+        ByteBuf content = Unpooled.buffer().writeByte('S').writeShort(ascii.length).writeBytes(ascii);
+        return bytes(BoltFrames.request(ALLOC, framing, false, id, 1, 30_000, "java.lang.String", Map.of(), content));
+    }
+
     static byte[] heartbeat(BoltFraming framing, int id) {
         return bytes(BoltFrames.heartbeat(ALLOC, framing, id));
     }
