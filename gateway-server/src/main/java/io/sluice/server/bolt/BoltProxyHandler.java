@@ -180,8 +180,8 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void onDecodeError(BoltDecodeError e) {
-        if (closed) {
-            return;
+        if (closed || !ctx.channel().isActive()) {
+            return; // e.g. a frame cut short by the client closing: nobody to answer
         }
         if (e.answerable()) {
             lc.metrics().requestStarted();

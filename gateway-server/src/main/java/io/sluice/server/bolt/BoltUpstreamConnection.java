@@ -269,7 +269,14 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
 
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
-        if (evt instanceof IdleStateEvent && state == State.ACTIVE) {
+        if (evt instanceof IdleStateEvent) {
+            if (state != State.ACTIVE) {
+                return;
+            }
+            if (!cluster.hosts().contains(host)) {
+                closeWhenIdle(); // the host left the cluster (reload): let the connection go
+                return;
+            }
             ctx.writeAndFlush(BoltFrames.heartbeat(ctx.alloc(), framing, allocateId()), ctx.voidPromise());
             return;
         }
