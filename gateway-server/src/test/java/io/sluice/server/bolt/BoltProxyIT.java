@@ -346,6 +346,19 @@ class BoltProxyIT {
         assertThat(next).isExactlyInstanceOf(InvokeException.class);
     }
 
+    @Test
+    void gracefulShutdownAnswersWhatIsInFlight() throws Exception {
+        Gateway g = GatewayFixture.start(new GatewayConfig(List.of(listener("bolt", List.of(), "slow")),
+                List.of(cluster("slow", slow.port(), Duration.ofSeconds(5))), AdminConfig.disabled(),
+                new TransportConfig("auto", 1, 128), Duration.ofSeconds(5)));
+        RpcResponseFuture f = clientV1.invokeWithFuture("127.0.0.1:" + g.port("bolt"), "sleep:500", 5000);
+        await().atMost(Duration.ofSeconds(5)).until(() -> g.activeRequests() == 1);
+        CompletableFuture<Void> closed = g.shutdown();
+        assertThat(f.get(5000)).isEqualTo("slept");
+        closed.get(5, TimeUnit.SECONDS);
+        assertThat(g.activeRequests()).isZero();
+    }
+
     // ------------------------------------------------------------------ heartbeats and bad input
 
     @Test
