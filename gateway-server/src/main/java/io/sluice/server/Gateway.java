@@ -16,7 +16,6 @@ import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import io.sluice.core.config.ClusterConfig;
-import io.sluice.core.config.ConfigException;
 import io.sluice.core.config.GatewayConfig;
 import io.sluice.core.config.ListenerConfig;
 import io.sluice.core.config.Protocol;
@@ -24,6 +23,8 @@ import io.sluice.core.time.Ticker;
 import io.sluice.lb.ClusterBalancer;
 import io.sluice.lb.LbContext;
 import io.sluice.server.admin.AdminHandler;
+import io.sluice.server.bolt.BoltListenerContext;
+import io.sluice.server.bolt.BoltServerInitializer;
 import io.sluice.server.http.DrainEvent;
 import io.sluice.server.http.HttpListenerContext;
 import io.sluice.server.http.HttpServerInitializer;
@@ -44,6 +45,7 @@ import java.util.Objects;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntSupplier;
 import java.util.random.RandomGenerator;
 
 /**
@@ -85,13 +87,6 @@ public final class Gateway implements AutoCloseable {
         this.ticker = b.ticker;
         this.random = b.random;
         this.transport = Transport.select(config.transport());
-        for (int i = 0; i < config.listeners().size(); i++) {
-            ListenerConfig l = config.listeners().get(i);
-            if (l.protocol() != Protocol.HTTP) {
-                throw new ConfigException("$.listeners[" + i + "].protocol", l.protocol().name().toLowerCase(),
-                        "\"http\" (Bolt listeners are not available in this version)");
-            }
-        }
     }
 
     public static Builder builder() {
@@ -116,7 +111,7 @@ public final class Gateway implements AutoCloseable {
             }
             List<io.netty.channel.ChannelFuture> binds = new ArrayList<>();
             for (ListenerConfig l : config.listeners()) {
-                RunningListener rl = bindHttp(l);
+                RunningListener rl = l.protocol() == Protocol.BOLT ? bindBolt(l) : bindHttp(l);
                 listeners.put(l.name(), rl);
                 binds.add(rl.bindFuture);
             }
@@ -154,7 +149,25 @@ public final class Gateway implements AutoCloseable {
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT)
                 .childHandler(new HttpServerInitializer(ctx, downstream));
-        return new RunningListener(l, ctx, metrics, b.bind(l.address(), l.port()));
+        return new RunningListener(l, metrics, b.bind(l.address(), l.port()), ctx::startDraining, ctx::closePools,
+                ctx::idleUpstreamConnections);
+    }
+
+    private RunningListener bindBolt(ListenerConfig l) {
+        ListenerMetrics metrics = new ListenerMetrics(registry, l.name(), "bolt");
+        String dc = l.bolt().defaultCluster();
+        BoltListenerContext ctx = new BoltListenerContext(l.name(), RouteTable.compile(l.routes(), clusters), l.bolt(),
+                dc == null ? null : clusters.get(dc), metrics, workers, transport, ticker);
+        ServerBootstrap b = new ServerBootstrap()
+                .group(boss, workers)
+                .channel(transport.serverChannel())
+                .option(ChannelOption.SO_BACKLOG, config.transport().backlog())
+                .option(ChannelOption.SO_REUSEADDR, true)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childOption(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT)
+                .childHandler(new BoltServerInitializer(ctx, downstream));
+        return new RunningListener(l, metrics, b.bind(l.address(), l.port()), ctx::startDraining, ctx::closePools,
+                ctx::upstreamConnections);
     }
 
     private io.netty.channel.ChannelFuture bindAdmin() {
@@ -233,9 +246,12 @@ public final class Gateway implements AutoCloseable {
         return n;
     }
 
-    /** Parked keep-alive upstream connections of a listener (approximate; for tests and the admin API). */
+    /**
+     * Upstream connections of a listener (approximate; for tests and the admin API): HTTP, the
+     * parked keep-alive ones; Bolt, the open multiplexed ones.
+     */
     public int idleUpstreamConnections(String listener) {
-        return listeners.get(listener).context.idleUpstreamConnections();
+        return listeners.get(listener).upstreamConnections.getAsInt();
     }
 
     /**
@@ -249,7 +265,7 @@ public final class Gateway implements AutoCloseable {
         closeFuture = new CompletableFuture<>();
         phase = Phase.DRAINING;
         for (RunningListener l : listeners.values()) {
-            l.context.startDraining();
+            l.startDraining.run();
             l.bindFuture.channel().close();
         }
         downstream.forEach(ch -> ch.pipeline().fireUserEventTriggered(DrainEvent.INSTANCE));
@@ -285,7 +301,7 @@ public final class Gateway implements AutoCloseable {
     private void closeResources() {
         try {
             for (RunningListener l : listeners.values()) {
-                l.context.closePools();
+                l.closePools.run();
                 l.metrics.close();
             }
             for (ClusterBalancer c : clusters.values()) {
@@ -315,8 +331,9 @@ public final class Gateway implements AutoCloseable {
         shutdown().join();
     }
 
-    private record RunningListener(ListenerConfig config, HttpListenerContext context, ListenerMetrics metrics,
-                                   io.netty.channel.ChannelFuture bindFuture) {
+    private record RunningListener(ListenerConfig config, ListenerMetrics metrics,
+                                   io.netty.channel.ChannelFuture bindFuture, Runnable startDraining,
+                                   Runnable closePools, IntSupplier upstreamConnections) {
     }
 
     /** Builds a {@link Gateway}. Only {@link #config} is required. */

@@ -1,0 +1,110 @@
+package io.sluice.server.bolt;
+
+import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import io.netty.util.concurrent.EventExecutor;
+import io.sluice.core.config.BoltOptions;
+import io.sluice.core.time.Ticker;
+import io.sluice.lb.ClusterBalancer;
+import io.sluice.server.metrics.ListenerMetrics;
+import io.sluice.server.route.RouteTable;
+import io.sluice.server.transport.Transport;
+
+import java.util.IdentityHashMap;
+import java.util.Map;
+
+/**
+ * What every connection of one Bolt listener shares: the route table and default cluster (swapped
+ * on reload), limits, metrics, and the per-event-loop multiplexed upstream pools.
+ */
+public final class BoltListenerContext {
+
+    private final String name;
+    private final Ticker ticker;
+    private final ListenerMetrics metrics;
+    private final Map<EventExecutor, BoltUpstreamPool> pools;
+    private volatile RouteTable routes;
+    private volatile BoltOptions options;
+    private volatile ClusterBalancer defaultCluster;
+    private volatile boolean draining;
+
+    /**
+     * @param defaultCluster the balancer of {@code options.defaultCluster()}, or null
+     */
+    public BoltListenerContext(String name, RouteTable routes, BoltOptions options, ClusterBalancer defaultCluster,
+                               ListenerMetrics metrics, EventLoopGroup workers, Transport transport, Ticker ticker) {
+        this.name = name;
+        this.routes = routes;
+        this.options = options;
+        this.defaultCluster = defaultCluster;
+        this.metrics = metrics;
+        this.ticker = ticker;
+        Map<EventExecutor, BoltUpstreamPool> p = new IdentityHashMap<>();
+        for (EventExecutor e : workers) {
+            p.put(e, new BoltUpstreamPool((EventLoop) e, transport, options.maxFrameLength()));
+        }
+        this.pools = p;
+    }
+
+    public String name() {
+        return name;
+    }
+
+    Ticker ticker() {
+        return ticker;
+    }
+
+    ListenerMetrics metrics() {
+        return metrics;
+    }
+
+    BoltUpstreamPool pool(EventExecutor loop) {
+        return pools.get(loop);
+    }
+
+    RouteTable routes() {
+        return routes;
+    }
+
+    BoltOptions options() {
+        return options;
+    }
+
+    ClusterBalancer defaultCluster() {
+        return defaultCluster;
+    }
+
+    /** Reload: new routes, limits and default cluster apply to the next request on every connection. */
+    public void update(RouteTable newRoutes, BoltOptions newOptions, ClusterBalancer newDefaultCluster) {
+        this.routes = newRoutes;
+        this.options = newOptions;
+        this.defaultCluster = newDefaultCluster;
+    }
+
+    boolean draining() {
+        return draining;
+    }
+
+    /** Shutdown: each client connection closes once its in-flight requests are answered. */
+    public void startDraining() {
+        this.draining = true;
+    }
+
+    /** Closes the upstream connections of every loop (each on its own loop), failing what they still carry. */
+    public void closePools() {
+        for (BoltUpstreamPool pool : pools.values()) {
+            if (!pool.loop().isShuttingDown()) {
+                pool.loop().execute(pool::closeAll);
+            }
+        }
+    }
+
+    /** Open upstream connections across loops; a test and admin aid (reads from other threads are approximate). */
+    public int upstreamConnections() {
+        int n = 0;
+        for (BoltUpstreamPool p : pools.values()) {
+            n += p.openCount();
+        }
+        return n;
+    }
+}

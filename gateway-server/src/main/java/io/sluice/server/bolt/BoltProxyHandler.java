@@ -1,0 +1,320 @@
+package io.sluice.server.bolt;
+
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.util.ReferenceCountUtil;
+import io.sluice.codec.bolt.BoltDecodeError;
+import io.sluice.codec.bolt.BoltFrame;
+import io.sluice.codec.bolt.BoltFrames;
+import io.sluice.codec.bolt.BoltStatus;
+import io.sluice.codec.bolt.BoltType;
+import io.sluice.core.cluster.Host;
+import io.sluice.core.cluster.Outcome;
+import io.sluice.lb.ClusterBalancer;
+import io.sluice.server.http.DrainEvent;
+import io.sluice.server.metrics.RequestOutcome;
+import io.sluice.server.route.Route;
+
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The downstream end of a Bolt client connection, after {@code BoltFrameDecoder}. Requests are
+ * multiplexed: each is routed on its {@code service} header (else {@code sofa_head_target_service})
+ * and {@code sofa_head_method_name}, falling back to the listener's default cluster; a host is
+ * picked and the frame goes, bytes unchanged but for its request id, to a shared upstream
+ * connection of this event loop ({@link BoltUpstreamConnection}). The response comes back with
+ * the original id restored, in the client's framing. Heartbeats are answered here and never
+ * forwarded; oneway requests are forwarded untracked.
+ *
+ * <p>Failures are answered with the gateway's own response, always with a non-empty body: no
+ * route or no available host → NO_PROCESSOR, too much in flight → SERVER_THREADPOOL_BUSY, no
+ * response in time (the request's own timeout capped by the route's / cluster's) → TIMEOUT,
+ * upstream lost → CONNECTION_CLOSED, upstream unreachable → ERROR_COMM, malformed frame →
+ * CODEC_EXCEPTION (then the connection closes unless only the frame was too large).
+ *
+ * <p>Backpressure: the client is not read while this connection cannot take its responses
+ * (channel unwritable), while an upstream connection it wrote to cannot take more, or while it has
+ * {@link #PAUSE_IN_FLIGHT} requests in flight; so memory is bounded by in-flight requests.
+ *
+ * <p>Buffer ownership: every frame read is written (upstream or, for heartbeats and errors, an
+ * answer downstream) or released here. Everything runs on this connection's event loop.
+ */
+final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
+
+    /** Requests in flight at which reading the client pauses. */
+    static final int PAUSE_IN_FLIGHT = 4096;
+    /** Requests in flight beyond which more are answered SERVER_THREADPOOL_BUSY (frames already decoded). */
+    static final int MAX_IN_FLIGHT = 8192;
+
+    private final BoltListenerContext lc;
+    private final Runnable flushTask = this::flushNow;
+    private ChannelHandlerContext ctx;
+    private BoltUpstreamPool pool;
+    private int inFlight;
+    private boolean closed;
+    private boolean draining;
+    private boolean flushScheduled;
+    private BoltUpstreamConnection blockedOn;
+
+    BoltProxyHandler(BoltListenerContext lc) {
+        this.lc = lc;
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        this.ctx = ctx;
+        this.pool = lc.pool(ctx.executor());
+    }
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) {
+        lc.metrics().connectionOpened();
+        if (lc.draining()) {
+            draining = true;
+        }
+        ctx.fireChannelActive();
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        closed = true;
+        blockedOn = null;
+        lc.metrics().connectionClosed();
+        // requests still in flight finish (and are counted) when their response or timeout comes
+        ctx.fireChannelInactive();
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (msg instanceof BoltDecodeError e) {
+            onDecodeError(e);
+            return;
+        }
+        if (!(msg instanceof BoltFrame f) || closed) {
+            ReferenceCountUtil.release(msg);
+            return;
+        }
+        if (f.type() == BoltType.RESPONSE) {
+            f.release(); // clients do not answer the gateway
+        } else if (f.isHeartbeat()) {
+            if (f.type() == BoltType.REQUEST) {
+                write(BoltFrames.heartbeatAck(ctx.alloc(), f));
+            }
+            f.release();
+        } else {
+            onRequest(f);
+        }
+    }
+
+    private void onRequest(BoltFrame f) {
+        long start = lc.ticker().nanoTime();
+        lc.metrics().requestStarted();
+        boolean oneway = f.isOneway();
+        if (!oneway && inFlight >= MAX_IN_FLIGHT) {
+            reject(f, BoltStatus.SERVER_THREADPOOL_BUSY, "too many requests in flight on this connection",
+                    RequestOutcome.OVERLOADED, start);
+            return;
+        }
+        String service = f.service();
+        if (service == null) {
+            service = f.targetService();
+        }
+        Route route = lc.routes().routeBolt(service, f.methodName(), f::header);
+        ClusterBalancer cluster;
+        long capNanos;
+        if (route != null) {
+            cluster = route.cluster();
+            capNanos = route.timeoutNanos();
+        } else {
+            cluster = lc.defaultCluster();
+            if (cluster == null) {
+                reject(f, BoltStatus.NO_PROCESSOR, "no route for service " + service
+                        + (f.methodName() == null ? "" : " method " + f.methodName()), RequestOutcome.NO_ROUTE, start);
+                return;
+            }
+            capNanos = cluster.config().responseTimeout().toNanos();
+        }
+        Host host = cluster.pick();
+        if (host == null) {
+            reject(f, BoltStatus.NO_PROCESSOR, "no available host in cluster " + cluster.name(),
+                    RequestOutcome.NO_HEALTHY_HOST, start);
+            return;
+        }
+        BoltUpstreamConnection up = pool.acquire(host, cluster, f.framing());
+        if (oneway) {
+            boolean sent = up.send(f, null);
+            if (!sent) {
+                f.release();
+            }
+            lc.metrics().requestFinished(sent ? RequestOutcome.PROXIED : RequestOutcome.OVERLOADED, 0,
+                    lc.ticker().nanoTime() - start);
+        } else {
+            int t = f.timeoutMillis();
+            long timeout = t > 0 ? Math.min(TimeUnit.MILLISECONDS.toNanos(t), capNanos) : capNanos;
+            Pending p = new Pending(this, f.requestId(), f.framing(), start, timeout, host, cluster);
+            if (!up.send(f, p)) {
+                reject(f, BoltStatus.SERVER_THREADPOOL_BUSY, "upstream connection to " + host.address()
+                        + " is saturated", RequestOutcome.OVERLOADED, start);
+                return;
+            }
+            host.requestStarted();
+            inFlight++;
+        }
+        if (!up.isWritable() && blockedOn != up) {
+            blockedOn = up;
+            up.block(this);
+        }
+        updateRead();
+    }
+
+    /** Answers {@code f} (unless oneway) with an error and releases it. */
+    private void reject(BoltFrame f, int status, String message, RequestOutcome outcome, long start) {
+        if (f.type() == BoltType.REQUEST) {
+            write(BoltFrames.errorResponse(ctx.alloc(), f, status, message));
+        }
+        f.release();
+        lc.metrics().requestFinished(outcome, 0, lc.ticker().nanoTime() - start);
+    }
+
+    private void onDecodeError(BoltDecodeError e) {
+        if (closed || !ctx.channel().isActive()) {
+            return; // e.g. a frame cut short by the client closing: nobody to answer
+        }
+        if (e.answerable()) {
+            lc.metrics().requestStarted();
+            write(BoltFrames.codecErrorResponse(ctx.alloc(), e));
+            lc.metrics().requestFinished(RequestOutcome.CODEC_ERROR, 0, 0);
+        }
+        if (!e.recoverable()) {
+            closeAfterFlush(); // the stream is out of sync
+        }
+    }
+
+    // ---------------------------------------------------------------- completions (called by upstream connections)
+
+    /** The upstream answered {@code p}; takes ownership of {@code response}. */
+    void onResponse(Pending p, BoltFrame response) {
+        finishPending(p);
+        int status = response.status();
+        p.cluster.onOutcome(p.host, hostOutcome(status));
+        if (closed) {
+            response.release();
+            lc.metrics().requestFinished(RequestOutcome.CLIENT_CLOSED, 0, lc.ticker().nanoTime() - p.startNanos);
+        } else {
+            if (status != BoltStatus.SUCCESS && response.bodyLength() == 0 && BoltStatus.isDefined(status)) {
+                // e.g. bolt's own SERVER_THREADPOOL_BUSY: give it a body, or sofaload never completes it
+                response.release();
+                write(BoltFrames.errorResponse(ctx.alloc(), p.framing, p.originalId, status,
+                        "upstream " + p.host.address() + " answered " + BoltStatus.name(status)));
+            } else {
+                response.rewriteRequestId(p.originalId);
+                write(response);
+            }
+            lc.metrics().requestFinished(RequestOutcome.PROXIED, 0, lc.ticker().nanoTime() - p.startNanos);
+        }
+        afterCompletion();
+    }
+
+    /** {@code p} failed without a response; answer the client with {@code status}. */
+    void onFailed(Pending p, int status, String message, RequestOutcome outcome, Outcome hostOutcome) {
+        finishPending(p);
+        if (hostOutcome != null) {
+            p.cluster.onOutcome(p.host, hostOutcome);
+        }
+        if (!closed) {
+            write(BoltFrames.errorResponse(ctx.alloc(), p.framing, p.originalId, status, message));
+        }
+        lc.metrics().requestFinished(closed ? RequestOutcome.CLIENT_CLOSED : outcome, 0,
+                lc.ticker().nanoTime() - p.startNanos);
+        afterCompletion();
+    }
+
+    /** An upstream connection this handler waited for can take writes again. */
+    void upstreamWritable(BoltUpstreamConnection up) {
+        if (blockedOn == up) {
+            blockedOn = null;
+            updateRead();
+        }
+    }
+
+    private void finishPending(Pending p) {
+        inFlight--;
+        p.host.requestFinished();
+    }
+
+    private void afterCompletion() {
+        if (closed) {
+            return;
+        }
+        if (draining && inFlight == 0) {
+            closeAfterFlush();
+        } else if (inFlight == PAUSE_IN_FLIGHT - 1) {
+            updateRead();
+        }
+    }
+
+    private static Outcome hostOutcome(int status) {
+        return switch (status) {
+            case BoltStatus.ERROR, BoltStatus.UNKNOWN, BoltStatus.SERVER_THREADPOOL_BUSY, BoltStatus.ERROR_COMM,
+                 BoltStatus.TIMEOUT -> Outcome.SERVER_ERROR;
+            default -> Outcome.SUCCESS;
+        };
+    }
+
+    // ---------------------------------------------------------------- plumbing
+
+    private void write(BoltFrame frame) {
+        ctx.write(frame, ctx.voidPromise());
+        if (!flushScheduled) {
+            flushScheduled = true;
+            ctx.executor().execute(flushTask); // one flush per loop iteration, however many responses
+        }
+    }
+
+    private void flushNow() {
+        flushScheduled = false;
+        ctx.flush();
+    }
+
+    private void updateRead() {
+        boolean want = !closed && blockedOn == null && inFlight < PAUSE_IN_FLIGHT && ctx.channel().isWritable();
+        if (ctx.channel().config().isAutoRead() != want) {
+            ctx.channel().config().setAutoRead(want);
+        }
+    }
+
+    private void closeAfterFlush() {
+        closed = true;
+        ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        updateRead();
+        ctx.fireChannelWritabilityChanged();
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+        if (evt instanceof IdleStateEvent) {
+            ctx.close(); // no traffic, not even heartbeats
+            return;
+        }
+        if (evt == DrainEvent.INSTANCE) {
+            draining = true;
+            if (inFlight == 0 && !closed) {
+                closeAfterFlush();
+            }
+            return;
+        }
+        ctx.fireUserEventTriggered(evt);
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        ctx.close(); // resets end this connection only; channelInactive cleans up
+    }
+}

@@ -1,0 +1,38 @@
+package io.sluice.server.bolt;
+
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.handler.timeout.IdleStateHandler;
+import io.sluice.codec.bolt.BoltFrameDecoder;
+import io.sluice.codec.bolt.BoltFrameEncoder;
+import io.sluice.core.config.BoltOptions;
+
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Builds a downstream Bolt pipeline:
+ * {@code bolt-frame-decoder → bolt-frame-encoder → bolt-idle → bolt-proxy}. Shared by all
+ * connections of a listener; each connection gets fresh handlers (the encoder is stateless and shared).
+ */
+public final class BoltServerInitializer extends ChannelInitializer<SocketChannel> {
+
+    private final BoltListenerContext context;
+    private final ChannelGroup channels;
+
+    public BoltServerInitializer(BoltListenerContext context, ChannelGroup channels) {
+        this.context = context;
+        this.channels = channels;
+    }
+
+    @Override
+    protected void initChannel(SocketChannel ch) {
+        channels.add(ch);
+        BoltOptions o = context.options();
+        ch.pipeline()
+                .addLast(BoltPipeline.FRAME_DECODER, new BoltFrameDecoder(o.maxFrameLength()))
+                .addLast(BoltPipeline.FRAME_ENCODER, BoltFrameEncoder.INSTANCE)
+                .addLast(BoltPipeline.IDLE, new IdleStateHandler(0, 0, o.idleTimeout().toNanos(), TimeUnit.NANOSECONDS))
+                .addLast(BoltPipeline.PROXY, new BoltProxyHandler(context));
+    }
+}

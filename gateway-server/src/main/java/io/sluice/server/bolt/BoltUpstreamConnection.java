@@ -1,0 +1,342 @@
+package io.sluice.server.bolt;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.ConnectTimeoutException;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.collection.IntObjectHashMap;
+import io.sluice.codec.bolt.BoltDecodeError;
+import io.sluice.codec.bolt.BoltFrame;
+import io.sluice.codec.bolt.BoltFrameDecoder;
+import io.sluice.codec.bolt.BoltFrameEncoder;
+import io.sluice.codec.bolt.BoltFrames;
+import io.sluice.codec.bolt.BoltFraming;
+import io.sluice.codec.bolt.BoltStatus;
+import io.sluice.codec.bolt.BoltType;
+import io.sluice.core.cluster.Host;
+import io.sluice.core.cluster.Outcome;
+import io.sluice.lb.ClusterBalancer;
+import io.sluice.server.metrics.RequestOutcome;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One multiplexed connection to an upstream bolt server, and the last handler of its pipeline
+ * ({@code bolt-frame-decoder → bolt-frame-encoder → bolt-idle → bolt-upstream}). Many downstream
+ * connections of the same event loop share it. Each two-way request gets a fresh id from this
+ * connection's counter (skipping ids still pending after wrap-around), rewritten in place in the
+ * request's own bytes; the {@link Pending} entry maps the id back to the caller. Oneway frames
+ * are forwarded as they are and not tracked.
+ *
+ * <p>Lifecycle: opened lazily by {@link BoltUpstreamPool}; frames written while it connects wait
+ * in a bounded queue. When it closes (or cannot connect), every pending request fails at once:
+ * CONNECTION_CLOSED if the connection was lost, ERROR_COMM if it never came up. It writes a
+ * heartbeat after {@link #KEEPALIVE_NANOS} without traffic, well inside bolt's 90 s server idle
+ * timeout; the acks are dropped.
+ *
+ * <p>Backpressure: a downstream handler whose write found this connection unwritable (or still
+ * connecting) registers with {@link #block} and stops reading its client until this connection
+ * can take more. Event loop only; no locks.
+ */
+final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
+
+    /** Two-way requests in flight on one upstream connection; more are answered SERVER_THREADPOOL_BUSY. */
+    static final int MAX_PENDING = 32_768;
+    /** Frames held while connecting, by count and bytes; more are answered SERVER_THREADPOOL_BUSY. */
+    static final int MAX_QUEUED_FRAMES = 4096;
+    static final long MAX_QUEUED_BYTES = 64L << 20;
+    /** Idle time after which a heartbeat keeps the connection alive (bolt servers close after 90 s). */
+    static final long KEEPALIVE_NANOS = TimeUnit.SECONDS.toNanos(30);
+
+    private enum State { CONNECTING, ACTIVE, CLOSED }
+
+    private final BoltUpstreamPool pool;
+    private final Host host;
+    private final ClusterBalancer cluster;
+    private final BoltFraming framing;
+    private final int maxFrameLength;
+    private final IntObjectHashMap<Pending> pending = new IntObjectHashMap<>();
+    private final ArrayDeque<BoltFrame> queued = new ArrayDeque<>();
+    private final List<BoltProxyHandler> blocked = new ArrayList<>();
+    private final Runnable flushTask = this::flushNow;
+    private Channel channel;
+    private State state = State.CONNECTING;
+    private long queuedBytes;
+    private int nextId = 1;
+    private boolean flushScheduled;
+    private boolean closeWhenIdle;
+
+    BoltUpstreamConnection(BoltUpstreamPool pool, Host host, ClusterBalancer cluster, BoltFraming framing,
+                           int maxFrameLength) {
+        this.pool = pool;
+        this.host = host;
+        this.cluster = cluster;
+        this.framing = framing;
+        this.maxFrameLength = maxFrameLength;
+    }
+
+    Host host() {
+        return host;
+    }
+
+    boolean isClosed() {
+        return state == State.CLOSED;
+    }
+
+    /** Whether a frame written now goes out without piling up (a closed connection fails fast, so it counts as writable). */
+    boolean isWritable() {
+        return state == State.ACTIVE ? channel.isWritable() : state == State.CLOSED;
+    }
+
+    int pendingCount() {
+        return pending.size();
+    }
+
+    void connect(Bootstrap bootstrap) {
+        BoltUpstreamConnection self = this;
+        Bootstrap b = bootstrap.clone()
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS,
+                        (int) Math.min(Integer.MAX_VALUE, cluster.config().connectTimeout().toMillis()))
+                .handler(new ChannelInitializer<Channel>() {
+                    @Override
+                    protected void initChannel(Channel ch) {
+                        ch.pipeline()
+                                .addLast(BoltPipeline.FRAME_DECODER, new BoltFrameDecoder(maxFrameLength))
+                                .addLast(BoltPipeline.FRAME_ENCODER, BoltFrameEncoder.INSTANCE)
+                                .addLast(BoltPipeline.IDLE, new IdleStateHandler(0, 0, KEEPALIVE_NANOS, TimeUnit.NANOSECONDS))
+                                .addLast(BoltPipeline.UPSTREAM_HANDLER, self);
+                    }
+                });
+        ChannelFuture f = b.connect(host.host(), host.port());
+        channel = f.channel();
+        f.addListener(this::onConnected);
+    }
+
+    private void onConnected(io.netty.util.concurrent.Future<? super Void> f) {
+        if (state != State.CONNECTING) {
+            return; // closed while connecting
+        }
+        if (!f.isSuccess()) {
+            boolean timeout = f.cause() instanceof ConnectTimeoutException;
+            terminate(BoltStatus.ERROR_COMM, (timeout ? "timed out connecting to " : "cannot connect to ")
+                            + host.address() + " of cluster " + cluster.name(),
+                    timeout ? RequestOutcome.CONNECT_TIMEOUT : RequestOutcome.CONNECT_FAILURE, Outcome.CONNECT_FAILURE);
+            return;
+        }
+        state = State.ACTIVE;
+        BoltFrame frame;
+        while ((frame = queued.poll()) != null) {
+            // a two-way request that timed out while we connected is not sent
+            if (frame.type() == BoltType.REQUEST && pending.get(frame.requestId()) == null) {
+                frame.release();
+            } else {
+                channel.write(frame, channel.voidPromise());
+            }
+        }
+        queuedBytes = 0;
+        channel.flush();
+        wakeBlocked();
+    }
+
+    /**
+     * Sends {@code frame} upstream, tracked by {@code p} (two-way) or untracked ({@code p == null},
+     * oneway). On success this connection owns the frame; on {@code false} (saturated) the caller
+     * still does and must answer SERVER_THREADPOOL_BUSY.
+     */
+    boolean send(BoltFrame frame, Pending p) {
+        if (state == State.CLOSED || pending.size() >= MAX_PENDING
+                || (state == State.CONNECTING && (queued.size() >= MAX_QUEUED_FRAMES || queuedBytes >= MAX_QUEUED_BYTES))) {
+            return false;
+        }
+        if (p != null) {
+            int id = allocateId();
+            frame.rewriteRequestId(id);
+            p.connection = this;
+            p.upstreamId = id;
+            pending.put(id, p);
+            p.timer = pool.loop().schedule(p, p.timeoutNanos, TimeUnit.NANOSECONDS);
+        }
+        if (state == State.ACTIVE) {
+            channel.write(frame, channel.voidPromise());
+            scheduleFlush();
+        } else {
+            queued.add(frame);
+            queuedBytes += frame.frameLength();
+        }
+        return true;
+    }
+
+    private int allocateId() {
+        int id;
+        do {
+            id = nextId++;
+        } while (pending.containsKey(id));
+        return id;
+    }
+
+    /** {@code h} stops reading its client until this connection is writable again (or closed). */
+    void block(BoltProxyHandler h) {
+        blocked.add(h);
+    }
+
+    private void wakeBlocked() {
+        if (blocked.isEmpty()) {
+            return;
+        }
+        BoltProxyHandler[] waiting = blocked.toArray(new BoltProxyHandler[0]);
+        blocked.clear();
+        for (BoltProxyHandler h : waiting) {
+            h.upstreamWritable(this);
+        }
+    }
+
+    private void scheduleFlush() {
+        if (!flushScheduled) {
+            flushScheduled = true;
+            pool.loop().execute(flushTask); // one flush per loop iteration for all writers
+        }
+    }
+
+    private void flushNow() {
+        flushScheduled = false;
+        if (state == State.ACTIVE) {
+            channel.flush();
+        }
+    }
+
+    /** A request's own timeout fired before its response arrived. */
+    void onTimeout(Pending p) {
+        if (pending.get(p.upstreamId) != p) {
+            return;
+        }
+        pending.remove(p.upstreamId);
+        p.owner.onFailed(p, BoltStatus.TIMEOUT, "no response from " + host.address() + " of cluster " + cluster.name()
+                + " within " + TimeUnit.NANOSECONDS.toMillis(p.timeoutNanos) + " ms", RequestOutcome.UPSTREAM_TIMEOUT,
+                Outcome.TIMEOUT);
+        closeIfIdleAndAsked();
+    }
+
+    // ---------------------------------------------------------------- upstream events
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (msg instanceof BoltFrame f) {
+            if (f.type() != BoltType.RESPONSE || f.isHeartbeat()) {
+                f.release(); // heartbeat acks, and requests a server has no business sending
+                return;
+            }
+            Pending p = pending.remove(f.requestId());
+            if (p == null) {
+                f.release(); // late (timed out) or unknown: dropped, as bolt clients do
+                return;
+            }
+            p.cancelTimer();
+            p.owner.onResponse(p, f);
+            closeIfIdleAndAsked();
+        } else if (msg instanceof BoltDecodeError e) {
+            if (e.recoverable()) {
+                Pending p = e.hasRequestId() && e.type() == BoltType.RESPONSE ? pending.remove(e.requestId()) : null;
+                if (p != null) {
+                    p.cancelTimer();
+                    p.owner.onFailed(p, BoltStatus.CODEC_EXCEPTION, "response from " + host.address() + " rejected: "
+                            + e.message(), RequestOutcome.CODEC_ERROR, null);
+                }
+            } else {
+                ctx.close(); // out of sync: everything pending fails with CONNECTION_CLOSED
+            }
+        } else {
+            ReferenceCountUtil.release(msg);
+        }
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        if (ctx.channel().isWritable()) {
+            wakeBlocked();
+        }
+        ctx.fireChannelWritabilityChanged();
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+        if (evt instanceof IdleStateEvent) {
+            if (state != State.ACTIVE) {
+                return;
+            }
+            if (!cluster.hosts().contains(host)) {
+                closeWhenIdle(); // the host left the cluster (reload): let the connection go
+                return;
+            }
+            ctx.writeAndFlush(BoltFrames.heartbeat(ctx.alloc(), framing, allocateId()), ctx.voidPromise());
+            return;
+        }
+        ctx.fireUserEventTriggered(evt);
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        terminate(BoltStatus.CONNECTION_CLOSED, "upstream " + host.address() + " of cluster " + cluster.name()
+                + " closed the connection", RequestOutcome.UPSTREAM_RESET, Outcome.RESET);
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        ctx.close(); // resets and write failures: channelInactive fails what is pending
+    }
+
+    // ---------------------------------------------------------------- closing
+
+    /** Closes once nothing is pending (the pool shrank). */
+    void closeWhenIdle() {
+        closeWhenIdle = true;
+        closeIfIdleAndAsked();
+    }
+
+    private void closeIfIdleAndAsked() {
+        if (closeWhenIdle && pending.isEmpty() && queued.isEmpty()) {
+            close();
+        }
+    }
+
+    /** Closes now; pending requests fail with CONNECTION_CLOSED. */
+    void close() {
+        terminate(BoltStatus.CONNECTION_CLOSED, "gateway closed the connection to " + host.address(),
+                RequestOutcome.UPSTREAM_RESET, null);
+        if (channel != null) {
+            channel.close();
+        }
+    }
+
+    /** Fails everything this connection holds, once; the pool forgets it. */
+    private void terminate(int status, String message, RequestOutcome outcome, Outcome hostOutcome) {
+        if (state == State.CLOSED) {
+            return;
+        }
+        state = State.CLOSED;
+        pool.closed(this);
+        BoltFrame f;
+        while ((f = queued.poll()) != null) {
+            f.release();
+        }
+        queuedBytes = 0;
+        if (!pending.isEmpty()) {
+            Pending[] all = pending.values().toArray(new Pending[0]);
+            pending.clear();
+            for (Pending p : all) {
+                p.cancelTimer();
+                p.owner.onFailed(p, status, message, outcome, hostOutcome);
+            }
+        }
+        wakeBlocked();
+    }
+}
