@@ -1,0 +1,327 @@
+package io.sluice.server;
+
+import io.netty.channel.EventLoopGroup;
+import io.sluice.core.config.AdminConfig;
+import io.sluice.core.config.BoltOptions;
+import io.sluice.core.config.ClusterConfig;
+import io.sluice.core.config.ConfigException;
+import io.sluice.core.config.GatewayConfig;
+import io.sluice.core.config.HostConfig;
+import io.sluice.core.config.ListenerConfig;
+import io.sluice.core.config.Protocol;
+import io.sluice.core.config.RouteConfig;
+import io.sluice.core.config.TransportConfig;
+import io.sluice.core.cluster.Host;
+import io.sluice.lb.ClusterBalancer;
+import io.sluice.server.config.ConfigLoader;
+import io.sluice.server.config.LoadedConfig;
+import io.sluice.server.demo.DemoBoltBackend;
+import io.sluice.server.demo.DemoHttpBackend;
+import io.sluice.server.transport.Transport;
+
+import java.io.PrintStream;
+import java.net.BindException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * The standalone gateway: {@code java -jar sluice.jar [start] [-c FILE] [--check] [--http-port N] [--bolt-port N] [--admin-port N]}.
+ *
+ * <p>Without {@code -c} it runs the embedded default: three demo HTTP backends in this process
+ * (weights 1:2:3, free loopback ports) behind a listener on 127.0.0.1:2046. With {@code -c} it
+ * runs that config and starts nothing else. SIGTERM and SIGINT drain in-flight requests (up to
+ * {@code drain_timeout}) and exit 0.
+ *
+ * <p>Exit codes: 0 clean stop (or a config that passed {@code --check}), 1 runtime failure (for
+ * example a port already in use), 2 invalid config or command line.
+ */
+public final class Main {
+
+    /** The port of the HTTP listener of the embedded default config. */
+    public static final int DEFAULT_HTTP_PORT = 2046;
+    /** The port of the Bolt listener of the embedded default config. */
+    public static final int DEFAULT_BOLT_PORT = 12200;
+
+    static final int EXIT_OK = 0;
+    static final int EXIT_FAILURE = 1;
+    static final int EXIT_USAGE = 2;
+
+    private static final String USAGE = """
+            usage: sluice [start] [-c FILE] [--check] [--http-port N] [--bolt-port N] [--admin-port N]
+              (no -c)          run the embedded default: 3 demo backends (weights 1:2:3) behind http://127.0.0.1:2046/
+              -c, --config F   run the gateway described by the JSON file F (native or MOSN format)
+              --check          validate the config, print a summary and exit (0 = valid, 2 = invalid)
+              --http-port N    port of the default config's HTTP listener (default 2046; 0 = any free port)
+              --bolt-port N    port of the default config's Bolt listener (default 12200; 0 = any free port)
+              --admin-port N   port of the default config's admin API (default 34901; 0 = any free port)
+              -h, --help       this text
+            exit codes: 0 ok, 1 runtime failure, 2 invalid config or arguments
+            """;
+
+    private Main() {
+    }
+
+    public static void main(String[] args) {
+        // exit explicitly: libraries (the bolt demo backend) may leave non-daemon threads behind
+        System.exit(run(args, System.out, System.err));
+    }
+
+    /** Parsed command line. */
+    record Options(Path config, boolean check, int httpPort, int boltPort, int adminPort, boolean help) {
+    }
+
+    static Options parse(String[] args) {
+        Path config = null;
+        boolean check = false;
+        boolean help = false;
+        int httpPort = DEFAULT_HTTP_PORT;
+        int adminPort = AdminConfig.DEFAULT_PORT;
+        int boltPort = DEFAULT_BOLT_PORT;
+        for (int i = 0; i < args.length; i++) {
+            String a = args[i];
+            switch (a) {
+                case "start" -> {
+                    if (i != 0) {
+                        throw new IllegalArgumentException("'start' must come first");
+                    }
+                }
+                case "-c", "--config" -> {
+                    if (i + 1 >= args.length) {
+                        throw new IllegalArgumentException(a + " needs a file name");
+                    }
+                    config = Path.of(args[++i]);
+                }
+                case "--check" -> check = true;
+                case "-h", "--help" -> help = true;
+                case "--http-port" -> httpPort = port(args, ++i, a);
+                case "--admin-port" -> adminPort = port(args, ++i, a);
+                case "--bolt-port" -> boltPort = port(args, ++i, a);
+                default -> {
+                    if (a.startsWith("--config=")) {
+                        config = Path.of(a.substring("--config=".length()));
+                    } else {
+                        throw new IllegalArgumentException("unknown argument: " + a);
+                    }
+                }
+            }
+        }
+        return new Options(config, check, httpPort, boltPort, adminPort, help);
+    }
+
+    private static int port(String[] args, int i, String option) {
+        if (i >= args.length) {
+            throw new IllegalArgumentException(option + " needs a port number");
+        }
+        try {
+            int p = Integer.parseInt(args[i]);
+            if (p >= 0 && p <= 65535) {
+                return p;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new IllegalArgumentException(option + ": not a port number in 0..65535: " + args[i]);
+    }
+
+    /** Runs the CLI; returns the exit code. Blocks until a signal stops the gateway (unless --check). */
+    static int run(String[] args, PrintStream out, PrintStream err) {
+        Options o;
+        try {
+            o = parse(args);
+        } catch (IllegalArgumentException e) {
+            err.println("sluice: " + e.getMessage());
+            err.print(USAGE);
+            return EXIT_USAGE;
+        }
+        if (o.help()) {
+            out.print(USAGE);
+            return EXIT_OK;
+        }
+        GatewayConfig config;
+        List<String> warnings = List.of();
+        String source;
+        try {
+            if (o.config() != null) {
+                if (!Files.isReadable(o.config())) {
+                    err.println("sluice: cannot read config file " + o.config());
+                    return EXIT_USAGE;
+                }
+                LoadedConfig loaded = ConfigLoader.load(o.config());
+                config = loaded.config();
+                warnings = loaded.warnings();
+                source = o.config() + " (" + loaded.format().name().toLowerCase() + " format)";
+            } else {
+                config = null; // built once the demo backends have ports
+                source = "embedded default";
+            }
+        } catch (ConfigException e) {
+            err.println("sluice: invalid config " + o.config() + ": " + e.getMessage());
+            return EXIT_USAGE;
+        }
+        for (String w : warnings) {
+            err.println("sluice: warning: " + w);
+        }
+        if (o.check()) {
+            if (config == null) {
+                config = defaultConfig(List.of(0, 0, 0), 1, o);
+            }
+            out.println("config OK: " + source + ": " + config.listeners().size() + " listener(s), "
+                    + config.clusters().size() + " cluster(s)");
+            return EXIT_OK;
+        }
+
+        List<DemoHttpBackend> demo = new ArrayList<>();
+        EventLoopGroup demoGroup = null;
+        DemoBoltBackend demoBolt = null;
+        Gateway gateway;
+        try {
+            if (config == null) {
+                Transport t = Transport.select(TransportConfig.defaults());
+                demoGroup = t.newGroup(1, "sluice-demo");
+                List<Integer> ports = new ArrayList<>();
+                for (int i = 1; i <= 3; i++) {
+                    DemoHttpBackend b = DemoHttpBackend.start(t, demoGroup, "127.0.0.1", 0, "demo-" + i);
+                    demo.add(b);
+                    ports.add(b.port());
+                }
+                demoBolt = DemoBoltBackend.start("127.0.0.1", 0);
+                config = defaultConfig(ports, demoBolt.port(), o);
+            }
+            gateway = Gateway.builder().config(config).build();
+            gateway.start().join();
+        } catch (ConfigException e) {
+            err.println("sluice: invalid config: " + e.getMessage());
+            stopDemo(demo, demoGroup, demoBolt);
+            return EXIT_USAGE;
+        } catch (CompletionException | InterruptedException e) {
+            Throwable cause = e.getCause() != null ? e.getCause() : e;
+            String why = cause instanceof BindException ? "cannot listen (" + cause.getMessage()
+                    + "): is another process using the port?" : String.valueOf(cause);
+            err.println("sluice: failed to start: " + why);
+            stopDemo(demo, demoGroup, demoBolt);
+            return EXIT_FAILURE;
+        }
+
+        out.print(banner(gateway, source, !demo.isEmpty()));
+        out.flush();
+
+        CountDownLatch stopped = new CountDownLatch(1);
+        AtomicBoolean stopping = new AtomicBoolean();
+        EventLoopGroup dg = demoGroup;
+        DemoBoltBackend db = demoBolt;
+        Runnable stop = () -> {
+            if (!stopping.compareAndSet(false, true)) {
+                return;
+            }
+            err.println("sluice: stopping, draining in-flight requests (up to "
+                    + gateway.config().drainTimeout().toMillis() + " ms)");
+            try {
+                gateway.shutdown().get(gateway.config().drainTimeout().toMillis() + 5_000, TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
+                err.println("sluice: shutdown did not complete cleanly: " + e);
+            }
+            stopDemo(demo, dg, db);
+            err.println("sluice: stopped");
+            stopped.countDown();
+        };
+        Signals.onTermination(stop);
+        Thread hook = new Thread(stop, "sluice-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        try {
+            stopped.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return EXIT_OK;
+    }
+
+    /**
+     * The embedded default: HTTP listener "http" → cluster "demo" (the demo HTTP backends, weights
+     * 1:2:3), Bolt listener "bolt" → cluster "demo-bolt" (the demo Bolt backend), admin API.
+     */
+    static GatewayConfig defaultConfig(List<Integer> demoPorts, int boltBackendPort, Options o) {
+        List<HostConfig> hosts = new ArrayList<>();
+        for (int i = 0; i < demoPorts.size(); i++) {
+            hosts.add(new HostConfig("127.0.0.1", demoPorts.get(i) == 0 ? 1 + i : demoPorts.get(i), i + 1));
+        }
+        ListenerConfig http = new ListenerConfig("http", Protocol.HTTP, "127.0.0.1", o.httpPort(),
+                List.of(RouteConfig.to("demo")), null, null);
+        ListenerConfig bolt = new ListenerConfig("bolt", Protocol.BOLT, "127.0.0.1", o.boltPort(), List.of(), null,
+                new BoltOptions(BoltOptions.defaults().maxFrameLength(), BoltOptions.defaults().idleTimeout(), "demo-bolt"));
+        ClusterConfig demo = ClusterConfig.of("demo", hosts);
+        ClusterConfig demoBolt = new ClusterConfig("demo-bolt", Protocol.BOLT, null,
+                List.of(new HostConfig("127.0.0.1", boltBackendPort, 1)), null, null, null, null, null, null,
+                ClusterConfig.DEFAULT_PANIC_THRESHOLD, false, 2, 1.0);
+        return new GatewayConfig(List.of(http, bolt), List.of(demo, demoBolt), new AdminConfig(true, "127.0.0.1", o.adminPort()),
+                TransportConfig.defaults(), Duration.ofSeconds(10));
+    }
+
+    static String banner(Gateway gw, String source, boolean demo) {
+        StringBuilder sb = new StringBuilder();
+        sb.append("sluice is running (").append(source).append(", transport ").append(gw.transport()).append(")\n");
+        String firstHttp = null;
+        for (ListenerConfig l : gw.config().listeners()) {
+            int port = gw.port(l.name());
+            sb.append("  listener  ").append(l.name()).append("  ").append(l.protocol().name().toLowerCase())
+                    .append("://").append(l.address()).append(':').append(port).append('\n');
+            if (firstHttp == null && l.protocol() == Protocol.HTTP) {
+                String addr = "0.0.0.0".equals(l.address()) ? "127.0.0.1" : l.address();
+                firstHttp = "http://" + addr + ":" + port + "/";
+            }
+        }
+        if (gw.adminAddress() != null) {
+            sb.append("  admin     http://").append(gw.adminAddress().getHostString()).append(':')
+                    .append(gw.adminAddress().getPort()).append("/  (/metrics /ready /clusters)\n");
+        }
+        for (ClusterBalancer c : gw.clusters().values()) {
+            sb.append("  cluster   ").append(c.name()).append("  ").append(c.config().lb().name().toLowerCase()).append(':');
+            for (Host h : c.hosts()) {
+                sb.append(' ').append(h.address()).append(" (weight ").append(h.weight()).append(')');
+            }
+            sb.append('\n');
+        }
+        if (demo) {
+            sb.append("  demo backends run in this process: HTTP ones answer with their own port, the Bolt one\n")
+                    .append("  answers sofaload's request (service com.alipay.test.TestService:1.0) and echoes strings\n");
+        }
+        String firstBolt = null;
+        for (ListenerConfig l : gw.config().listeners()) {
+            if (firstBolt == null && l.protocol() == Protocol.BOLT) {
+                String addr = "0.0.0.0".equals(l.address()) ? "127.0.0.1" : l.address();
+                firstBolt = "sofarpc://" + addr + ":" + gw.port(l.name());
+            }
+        }
+        if (firstHttp != null) {
+            sb.append("try:  curl -s ").append(firstHttp)
+                    .append(demo ? "   (repeat it: answers rotate 1:2:3 across the backends)" : "").append('\n');
+        }
+        if (firstBolt != null) {
+            sb.append("bolt:  java -jar gateway-bench/target/benchmarks.jar bolt-load -D 5 -c 8 -m 4 -t 2 ").append(firstBolt)
+                    .append("   (or sofaload with the same options and -p sofarpc)\n");
+        }
+        sb.append("stop:  Ctrl-C or SIGTERM (drains in-flight requests)\n");
+        return sb.toString();
+    }
+
+    private static void stopDemo(List<DemoHttpBackend> demo, EventLoopGroup group, DemoBoltBackend bolt) {
+        if (bolt != null) {
+            bolt.close();
+        }
+        for (DemoHttpBackend b : demo) {
+            b.close();
+        }
+        if (group != null) {
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        }
+    }
+}

@@ -1,0 +1,425 @@
+package io.sluice.server.config;
+
+import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sluice.core.config.AdminConfig;
+import io.sluice.core.config.BoltOptions;
+import io.sluice.core.config.ClusterConfig;
+import io.sluice.core.config.ConfigException;
+import io.sluice.core.config.GatewayConfig;
+import io.sluice.core.config.HeaderMatch;
+import io.sluice.core.config.HealthCheckConfig;
+import io.sluice.core.config.HostConfig;
+import io.sluice.core.config.HttpOptions;
+import io.sluice.core.config.LbPolicy;
+import io.sluice.core.config.ListenerConfig;
+import io.sluice.core.config.OutlierConfig;
+import io.sluice.core.config.PoolConfig;
+import io.sluice.core.config.Protocol;
+import io.sluice.core.config.RouteConfig;
+import io.sluice.core.config.RouteMatch;
+import io.sluice.core.config.SlowStartConfig;
+import io.sluice.core.config.StatusRange;
+import io.sluice.core.config.StringMatch;
+import io.sluice.core.config.TransportConfig;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.Supplier;
+
+/**
+ * Reads a gateway config file into the validated {@link GatewayConfig} records. Two formats:
+ * <ul>
+ *   <li><b>native</b> (top-level {@code listeners} / {@code clusters}): snake_case mirror of the
+ *       records, see {@code docs/config.md};</li>
+ *   <li><b>MOSN</b> (top-level {@code servers} / {@code cluster_manager}): the subset of MOSN's
+ *       {@code mosn_config.json} that a proxy of HTTP/1.1 and Bolt needs; keys that only matter to
+ *       MOSN (logging, tracing, pprof...) become warnings.</li>
+ * </ul>
+ * Every error is a {@link ConfigException} naming the JSON path, the value and what was expected;
+ * unknown keys are errors (typos would otherwise be silently ignored), with a suggestion.
+ */
+public final class ConfigLoader {
+
+    private static final ObjectMapper JSON = new ObjectMapper()
+            .enable(JsonParser.Feature.ALLOW_COMMENTS)
+            .enable(DeserializationFeature.FAIL_ON_READING_DUP_TREE_KEY);
+
+    private ConfigLoader() {
+    }
+
+    /** Reads and validates {@code file}. */
+    public static LoadedConfig load(Path file) {
+        String text;
+        try {
+            text = Files.readString(file);
+        } catch (NoSuchFileException e) {
+            throw new ConfigException("$", file.toString(), "an existing config file");
+        } catch (IOException e) {
+            throw new ConfigException("$", file.toString(), "a readable config file (" + e.getMessage() + ")");
+        }
+        return parse(text, file.toString());
+    }
+
+    /** Parses and validates {@code json}; {@code source} names it in syntax errors. */
+    public static LoadedConfig parse(String json, String source) {
+        JsonNode root;
+        try {
+            root = JSON.readTree(json);
+        } catch (JsonProcessingException e) {
+            JsonLocation loc = e.getLocation();
+            String where = loc == null ? "" : " at line " + loc.getLineNr() + ", column " + loc.getColumnNr();
+            throw new ConfigException("$", source, "valid JSON: " + e.getOriginalMessage() + where);
+        }
+        if (root == null || root.isMissingNode()) {
+            throw new ConfigException("$", source, "a JSON object, not an empty file");
+        }
+        if (root.has("servers") || root.has("cluster_manager")) {
+            List<String> warnings = new ArrayList<>();
+            return new LoadedConfig(MosnFormat.read(JsonObject.of(root, "$"), warnings), LoadedConfig.Format.MOSN,
+                    List.copyOf(warnings));
+        }
+        return new LoadedConfig(readNative(JsonObject.of(root, "$")), LoadedConfig.Format.NATIVE, List.of());
+    }
+
+    /** Runs a record constructor, placing its relative error paths under {@code at}. */
+    static <T> T build(String at, Supplier<T> constructor) {
+        try {
+            return constructor.get();
+        } catch (ConfigException e) {
+            throw e.path().startsWith("$") ? e : e.under(at);
+        }
+    }
+
+    // ------------------------------------------------------------------ native format
+
+    static GatewayConfig readNative(JsonObject root) {
+        List<ClusterConfig> clusters = root.array("clusters", (n, p) -> cluster(JsonObject.of(n, p)));
+        List<ListenerConfig> listeners = root.array("listeners", (n, p) -> listener(JsonObject.of(n, p)));
+        AdminConfig admin = admin(root.object("admin"));
+        TransportConfig transport = transport(root.object("transport"));
+        Duration drain = root.duration("drain_timeout", null);
+        root.finish();
+        return build("$", () -> new GatewayConfig(listeners, clusters, admin, transport, drain));
+    }
+
+    private static ListenerConfig listener(JsonObject o) {
+        String name = o.requiredString("name");
+        Protocol protocol = protocol(o, "protocol", Protocol.HTTP);
+        String address = o.string("address", "127.0.0.1");
+        int port = o.integer("port", -1);
+        if (port < 0) {
+            throw new ConfigException(o.at("port"), o.has("port") ? port : null, "a port in [0, 65535]");
+        }
+        List<RouteConfig> routes = o.array("routes", (n, p) -> route(JsonObject.of(n, p)));
+        HttpOptions http = httpOptions(o.object("http"));
+        BoltOptions bolt = boltOptions(o.object("bolt"));
+        o.finish();
+        return build(o.path(), () -> new ListenerConfig(name, protocol, address, port, routes, http, bolt));
+    }
+
+    private static HttpOptions httpOptions(JsonObject o) {
+        HttpOptions d = HttpOptions.defaults();
+        if (o == null) {
+            return d;
+        }
+        int line = o.integer("max_initial_line_length", d.maxInitialLineLength());
+        int header = (int) Math.min(Integer.MAX_VALUE, o.bytes("max_header_size", d.maxHeaderSize()));
+        long body = o.bytes("max_request_body", d.maxRequestBodyBytes());
+        Duration idle = o.duration("idle_timeout", d.idleTimeout());
+        Duration head = o.duration("request_header_timeout", d.requestHeaderTimeout());
+        boolean preserveHost = o.bool("preserve_host", d.preserveHost());
+        boolean xff = o.bool("x_forwarded", d.xForwarded());
+        o.finish();
+        return build(o.path(), () -> new HttpOptions(line, header, body, idle, head, preserveHost, xff));
+    }
+
+    private static BoltOptions boltOptions(JsonObject o) {
+        BoltOptions d = BoltOptions.defaults();
+        if (o == null) {
+            return d;
+        }
+        int max = (int) Math.min(Integer.MAX_VALUE, o.bytes("max_frame_length", d.maxFrameLength()));
+        Duration idle = o.duration("idle_timeout", d.idleTimeout());
+        String dc = o.string("default_cluster", null);
+        o.finish();
+        return build(o.path(), () -> new BoltOptions(max, idle, dc));
+    }
+
+    private static RouteConfig route(JsonObject o) {
+        String name = o.string("name", null);
+        RouteMatch match = match(o.object("match"));
+        String cluster = o.requiredString("cluster");
+        String rewrite = o.string("prefix_rewrite", null);
+        Duration timeout = o.duration("timeout", null);
+        o.finish();
+        return build(o.path(), () -> new RouteConfig(name, match, cluster, rewrite, timeout));
+    }
+
+    private static RouteMatch match(JsonObject o) {
+        if (o == null) {
+            return RouteMatch.ANY;
+        }
+        List<String> hosts = o.strings("hosts");
+        StringMatch path = stringMatch(o, "path");
+        List<String> methods = o.strings("methods");
+        List<HeaderMatch> headers = o.array("headers", (n, p) -> headerMatch(JsonObject.of(n, p)));
+        StringMatch service = stringMatch(o, "service");
+        StringMatch method = stringMatch(o, "method");
+        o.finish();
+        return build(o.path(), () -> new RouteMatch(hosts, path, methods, headers, service, method));
+    }
+
+    private static HeaderMatch headerMatch(JsonObject o) {
+        String name = o.requiredString("name");
+        StringMatch value = stringMatchFields(o);
+        boolean present = o.bool("present", value == null);
+        if (!present && value == null) {
+            throw new ConfigException(o.at("present"), false, "true, or one of exact / prefix / regex");
+        }
+        o.finish();
+        return build(o.path(), () -> new HeaderMatch(name, value));
+    }
+
+    /** {@code "key": "/exact"} is an exact match; {@code "key": {"prefix": "/api/"}} picks the kind. */
+    private static StringMatch stringMatch(JsonObject parent, String key) {
+        JsonNode v = parent.raw(key);
+        if (v == null) {
+            return null;
+        }
+        if (v.isTextual()) {
+            return build(parent.at(key), () -> StringMatch.exact(v.asText()));
+        }
+        JsonObject o = JsonObject.of(v, parent.at(key));
+        StringMatch m = stringMatchFields(o);
+        if (m == null) {
+            throw new ConfigException(o.path(), JsonObject.describe(v), "one of {\"exact\": ..}, {\"prefix\": ..}, {\"regex\": ..}");
+        }
+        o.finish();
+        return m;
+    }
+
+    private static StringMatch stringMatchFields(JsonObject o) {
+        String exact = o.string("exact", null);
+        String prefix = o.string("prefix", null);
+        String regex = o.string("regex", null);
+        int given = (exact != null ? 1 : 0) + (prefix != null ? 1 : 0) + (regex != null ? 1 : 0);
+        if (given > 1) {
+            throw new ConfigException(o.path(), "several of exact/prefix/regex", "exactly one of exact, prefix, regex");
+        }
+        if (exact != null) {
+            return StringMatch.exact(exact);
+        }
+        if (prefix != null) {
+            return StringMatch.prefix(prefix);
+        }
+        if (regex != null) {
+            return build(o.at("regex"), () -> StringMatch.regex(regex));
+        }
+        return null;
+    }
+
+    private static ClusterConfig cluster(JsonObject o) {
+        String name = o.requiredString("name");
+        Protocol protocol = protocol(o, "protocol", Protocol.HTTP);
+        LbPolicy lb = lb(o, "lb");
+        List<HostConfig> hosts = o.array("hosts", ConfigLoader::host);
+        Duration connect = o.duration("connect_timeout", null);
+        Duration response = o.duration("response_timeout", null);
+        PoolConfig pool = pool(o.object("pool"));
+        HealthCheckConfig hc = healthCheck(o.object("health_check"));
+        SlowStartConfig ss = slowStart(o.object("slow_start"), false);
+        OutlierConfig outlier = outlier(o.object("outlier"));
+        int panic = o.integer("panic_threshold", ClusterConfig.DEFAULT_PANIC_THRESHOLD);
+        boolean warm = o.bool("warm_up_at_boot", false);
+        int choices = o.integer("least_request_choices", 2);
+        double bias = o.number("active_request_bias", 1.0);
+        o.finish();
+        return build(o.path(), () -> new ClusterConfig(name, protocol, lb, hosts, connect, response, pool, hc, ss, outlier,
+                panic, warm, choices, bias));
+    }
+
+    /** {@code "10.0.0.1:8080"} (weight 1) or {@code {"address": "10.0.0.1:8080", "weight": 3}}. */
+    static HostConfig host(JsonNode n, String path) {
+        if (n != null && n.isTextual()) {
+            return build(path, () -> HostConfig.parse(n.asText(), 1));
+        }
+        JsonObject o = JsonObject.of(n, path);
+        String address = o.requiredString("address");
+        int weight = o.integer("weight", 1);
+        o.finish();
+        return build(path, () -> HostConfig.parse(address, weight));
+    }
+
+    private static PoolConfig pool(JsonObject o) {
+        PoolConfig d = PoolConfig.defaults();
+        if (o == null) {
+            return d;
+        }
+        int maxIdle = o.integer("max_idle_per_host", d.maxIdlePerHost());
+        Duration idle = o.duration("idle_timeout", d.idleTimeout());
+        int bolt = o.integer("bolt_connections_per_host", d.boltConnectionsPerHost());
+        o.finish();
+        return build(o.path(), () -> new PoolConfig(maxIdle, idle, bolt));
+    }
+
+    private static HealthCheckConfig healthCheck(JsonObject o) {
+        if (o == null) {
+            return null;
+        }
+        HealthCheckConfig d = HealthCheckConfig.of(HealthCheckConfig.TCP);
+        String probe = o.string("probe", HealthCheckConfig.TCP);
+        Duration interval = o.duration("interval", d.interval());
+        Duration timeout = o.duration("timeout", d.timeout());
+        Duration jitter = o.duration("interval_jitter", d.intervalJitter());
+        Duration initial = o.duration("initial_delay", d.initialDelay());
+        int healthy = o.integer("healthy_threshold", d.healthyThreshold());
+        int unhealthy = o.integer("unhealthy_threshold", d.unhealthyThreshold());
+        String method = null;
+        String path = null;
+        String hostHeader = null;
+        List<StatusRange> statuses = null;
+        JsonObject http = o.object("http");
+        if (http != null) {
+            method = http.string("method", null);
+            path = http.string("path", null);
+            hostHeader = http.string("host", null);
+            statuses = http.array("expected_statuses", ConfigLoader::statusRange);
+            http.finish();
+        }
+        o.finish();
+        String m = method;
+        String p = path;
+        String h = hostHeader;
+        List<StatusRange> s = statuses;
+        return build(o.path(), () -> new HealthCheckConfig(probe, interval, timeout, jitter, initial, healthy, unhealthy,
+                m, p, h, s));
+    }
+
+    /** {@code 204}, {@code "200-299"} or {@code "2xx"}. */
+    private static StatusRange statusRange(JsonNode n, String path) {
+        if (n.isIntegralNumber()) {
+            return build(path, () -> new StatusRange(n.asInt(), n.asInt()));
+        }
+        if (n.isTextual()) {
+            String t = n.asText().trim().toLowerCase(Locale.ROOT);
+            try {
+                if (t.matches("[1-5]xx")) {
+                    int c = (t.charAt(0) - '0') * 100;
+                    return new StatusRange(c, c + 99);
+                }
+                int dash = t.indexOf('-');
+                if (dash > 0) {
+                    int from = Integer.parseInt(t.substring(0, dash).trim());
+                    int to = Integer.parseInt(t.substring(dash + 1).trim());
+                    return build(path, () -> new StatusRange(from, to));
+                }
+                int c = Integer.parseInt(t);
+                return build(path, () -> new StatusRange(c, c));
+            } catch (NumberFormatException e) {
+                // reported below
+            }
+        }
+        throw new ConfigException(path, JsonObject.describe(n), "a status (204), a range (\"200-299\") or a class (\"2xx\")");
+    }
+
+    /**
+     * Native: {@code min_weight_percent} in percent (0, 100]. MOSN ({@code fraction = true}):
+     * {@code slow_start_duration} and {@code min_weight_percent} as a fraction (0, 1], and a {@code mode}.
+     */
+    static SlowStartConfig slowStart(JsonObject o, boolean mosn) {
+        if (o == null) {
+            return null;
+        }
+        Duration window;
+        double minWeight;
+        if (mosn) {
+            String mode = o.string("mode", "duration");
+            if (!mode.equals("duration")) {
+                throw new ConfigException(o.at("mode"), mode, "\"duration\" (the only slow-start mode)");
+            }
+            window = o.duration("slow_start_duration", Duration.ZERO);
+            // MOSN maps values <= 0 to 0.1; we refuse them instead of guessing
+            minWeight = o.number("min_weight_percent", SlowStartConfig.DEFAULT_MIN_WEIGHT);
+        } else {
+            window = o.duration("window", Duration.ZERO);
+            minWeight = o.number("min_weight_percent", SlowStartConfig.DEFAULT_MIN_WEIGHT * 100) / 100.0;
+        }
+        double aggression = o.number("aggression", SlowStartConfig.DEFAULT_AGGRESSION);
+        o.finish();
+        return build(o.path(), () -> new SlowStartConfig(window, aggression, minWeight));
+    }
+
+    private static OutlierConfig outlier(JsonObject o) {
+        if (o == null) {
+            return null;
+        }
+        OutlierConfig d = OutlierConfig.defaults();
+        int failures = o.integer("consecutive_failures", d.consecutiveFailures());
+        boolean count5xx = o.bool("count_5xx", d.count5xx());
+        Duration base = o.duration("base_ejection_time", d.baseEjectionTime());
+        Duration max = o.duration("max_ejection_time", d.maxEjectionTime());
+        int percent = o.integer("max_ejection_percent", d.maxEjectionPercent());
+        o.finish();
+        return build(o.path(), () -> new OutlierConfig(failures, count5xx, base, max, percent));
+    }
+
+    private static AdminConfig admin(JsonObject o) {
+        AdminConfig d = AdminConfig.defaults();
+        if (o == null) {
+            return d;
+        }
+        boolean enabled = o.bool("enabled", d.enabled());
+        String address = o.string("address", d.address());
+        int port = o.integer("port", d.port());
+        o.finish();
+        return build(o.path(), () -> new AdminConfig(enabled, address, port));
+    }
+
+    private static TransportConfig transport(JsonObject o) {
+        TransportConfig d = TransportConfig.defaults();
+        if (o == null) {
+            return d;
+        }
+        String type = o.string("type", d.type());
+        int workers = o.integer("worker_threads", d.workerThreads());
+        int backlog = o.integer("backlog", d.backlog());
+        o.finish();
+        return build(o.path(), () -> new TransportConfig(type, workers, backlog));
+    }
+
+    static Protocol protocol(JsonObject o, String key, Protocol def) {
+        String s = o.string(key, null);
+        if (s == null) {
+            return def;
+        }
+        return switch (s.toLowerCase(Locale.ROOT)) {
+            case "http", "http1", "http/1.1" -> Protocol.HTTP;
+            case "bolt", "sofarpc" -> Protocol.BOLT;
+            default -> throw new ConfigException(o.at(key), s, "\"http\" or \"bolt\"");
+        };
+    }
+
+    static LbPolicy lb(JsonObject o, String key) {
+        String s = o.string(key, null);
+        if (s == null) {
+            return null;
+        }
+        LbPolicy p = LbPolicy.parse(s);
+        if (p == null) {
+            throw new ConfigException(o.at(key), s,
+                    "one of weighted_round_robin, round_robin, random, least_request (or MOSN's LB_* names)");
+        }
+        return p;
+    }
+}

@@ -1,0 +1,217 @@
+package io.sluice.server.config;
+
+import io.sluice.core.config.ClusterConfig;
+import io.sluice.core.config.ConfigException;
+import io.sluice.core.config.GatewayConfig;
+import io.sluice.core.config.HealthCheckConfig;
+import io.sluice.core.config.HostConfig;
+import io.sluice.core.config.LbPolicy;
+import io.sluice.core.config.ListenerConfig;
+import io.sluice.core.config.Protocol;
+import io.sluice.core.config.RouteConfig;
+import io.sluice.core.config.StatusRange;
+import io.sluice.core.config.StringMatch;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class ConfigLoaderTest {
+
+    private static final Path CONFIG_DIR = Path.of("..", "config");
+
+    private static GatewayConfig nat(String json) {
+        LoadedConfig c = ConfigLoader.parse(json, "test.json");
+        assertThat(c.format()).isEqualTo(LoadedConfig.Format.NATIVE);
+        return c.config();
+    }
+
+    private static String error(String json) {
+        try {
+            ConfigLoader.parse(json, "test.json");
+        } catch (ConfigException e) {
+            return e.getMessage();
+        }
+        throw new AssertionError("no error for " + json);
+    }
+
+    private static final String MIN = """
+            {"listeners": [{"name": "web", "port": 8080, "routes": [{"cluster": "api"}]}],
+             "clusters": [{"name": "api", "hosts": ["127.0.0.1:9000"]}]}""";
+
+    @Test
+    void theShippedExampleReadsIntoTheExpectedRecords() {
+        LoadedConfig loaded = ConfigLoader.load(CONFIG_DIR.resolve("sluice.json"));
+        GatewayConfig c = loaded.config();
+        assertThat(loaded.warnings()).isEmpty();
+        ListenerConfig web = c.listeners().get(0);
+        assertThat(web.port()).isEqualTo(8080);
+        assertThat(web.http().maxRequestBodyBytes()).isEqualTo(10L << 20);
+        assertThat(web.routes()).extracting(RouteConfig::name).containsExactly("shop", "api-v1", "canary", "default");
+        RouteConfig v1 = web.routes().get(1);
+        assertThat(v1.match().path()).isEqualTo(StringMatch.prefix("/api/v1/"));
+        assertThat(v1.match().methods()).containsExactly("GET", "POST");
+        assertThat(v1.prefixRewrite()).isEqualTo("/");
+        assertThat(v1.timeout()).isEqualTo(Duration.ofSeconds(5));
+        assertThat(web.routes().get(0).match().hosts()).containsExactly("shop.example.com", "*.shop.example.com");
+        assertThat(web.routes().get(2).match().headers().get(0).value()).isEqualTo(StringMatch.exact("1"));
+
+        ListenerConfig rpc = c.listeners().get(1);
+        assertThat(rpc.protocol()).isEqualTo(Protocol.BOLT);
+        assertThat(rpc.bolt().defaultCluster()).isEqualTo("rpc");
+        assertThat(rpc.routes().get(0).match().service()).isEqualTo(StringMatch.prefix("com.example.order."));
+
+        ClusterConfig api = c.cluster("api");
+        assertThat(api.hosts()).containsExactly(new HostConfig("127.0.0.1", 9001, 1), new HostConfig("127.0.0.1", 9002, 2),
+                new HostConfig("127.0.0.1", 9003, 3));
+        assertThat(api.slowStart().window()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(api.slowStart().minWeight()).isEqualTo(0.10);
+        HealthCheckConfig hc = api.healthCheck();
+        assertThat(hc.probe()).isEqualTo("http");
+        assertThat(hc.httpPath()).isEqualTo("/healthz");
+        assertThat(hc.intervalJitter()).isEqualTo(Duration.ofMillis(500));
+        assertThat(hc.expectedStatuses()).containsExactly(new StatusRange(200, 299), new StatusRange(304, 304));
+        assertThat(api.outlier().consecutiveFailures()).isEqualTo(5);
+        assertThat(c.cluster("shop").lb()).isEqualTo(LbPolicy.LEAST_REQUEST);
+        assertThat(c.cluster("rpc").pool().boltConnectionsPerHost()).isEqualTo(2);
+        assertThat(c.admin().port()).isEqualTo(34901);
+        assertThat(c.drainTimeout()).isEqualTo(Duration.ofSeconds(10));
+    }
+
+    @Test
+    void everyShippedConfigLoads() throws IOException {
+        List<Path> files;
+        try (Stream<Path> s = Files.walk(CONFIG_DIR)) {
+            files = s.filter(p -> p.toString().endsWith(".json")).toList();
+        }
+        assertThat(files).hasSizeGreaterThanOrEqualTo(3);
+        for (Path f : files) {
+            assertThat(ConfigLoader.load(f).config().listeners()).as(f.toString()).isNotEmpty();
+        }
+    }
+
+    @Test
+    void defaultsFillWhatIsLeftOut() {
+        GatewayConfig c = nat(MIN);
+        ClusterConfig api = c.cluster("api");
+        assertThat(api.lb()).isEqualTo(LbPolicy.WEIGHTED_ROUND_ROBIN);
+        assertThat(api.connectTimeout()).isEqualTo(ClusterConfig.DEFAULT_CONNECT_TIMEOUT);
+        assertThat(api.healthCheck()).isNull();
+        assertThat(c.listeners().get(0).address()).isEqualTo("127.0.0.1");
+        assertThat(c.admin().enabled()).isTrue();
+    }
+
+    @Test
+    void malformedJsonSaysWhere() {
+        assertThat(error("{\"listeners\": [\n  {\"name\": \"web\",, }]}"))
+                .contains("$", "valid JSON", "line 2");
+    }
+
+    @Test
+    void unknownKeysAreErrorsWithASuggestion() {
+        assertThat(error(MIN.replace("\"hosts\"", "\"hots\"")))
+                .startsWith("$.clusters[0].hots:").contains("did you mean \"hosts\"");
+        assertThat(error(MIN.replace("\"port\": 8080", "\"port\": 8080, \"helth\": 1")))
+                .startsWith("$.listeners[0].helth:");
+    }
+
+    @Test
+    void wrongTypesAndBadValuesNameThePathAndTheValue() {
+        assertThat(error(MIN.replace("\"port\": 8080", "\"port\": \"8080\"")))
+                .startsWith("$.listeners[0].port:").contains("\"8080\"", "a whole number");
+        assertThat(error(MIN.replace("\"name\": \"api\",", "\"name\": \"api\", \"connect_timeout\": \"3 seconds\",")))
+                .startsWith("$.clusters[0].connect_timeout:").contains("a duration like");
+        assertThat(error(MIN.replace("127.0.0.1:9000", "127.0.0.1:99999")))
+                .startsWith("$.clusters[0].hosts[0].address:").contains("99999");
+        assertThat(error(MIN.replace("\"port\": 8080", "\"port\": 70000")))
+                .startsWith("$.listeners[0].port:").contains("70000");
+    }
+
+    @Test
+    void crossReferencesAreChecked() {
+        assertThat(error(MIN.replace("\"cluster\": \"api\"", "\"cluster\": \"nope\"")))
+                .startsWith("$.listeners[0].routes[0].cluster:").contains("\"nope\"", "[api]");
+        assertThat(error(MIN.replace("\"hosts\": [\"127.0.0.1:9000\"]}",
+                "\"hosts\": [\"127.0.0.1:9000\"]}, {\"name\": \"api\", \"hosts\": []}")))
+                .startsWith("$.clusters[1].name:");
+    }
+
+    @Test
+    void slowStartRefusesAZeroFloor() {
+        assertThat(error(MIN.replace("\"hosts\": [\"127.0.0.1:9000\"]",
+                "\"hosts\": [\"127.0.0.1:9000\"], \"slow_start\": {\"window\": \"30s\", \"min_weight_percent\": 0}")))
+                .startsWith("$.clusters[0].slow_start.min_weight_percent:").contains("starves");
+    }
+
+    @Test
+    void routeMatchesAcceptStringsAndKinds() {
+        GatewayConfig c = nat(MIN.replace("{\"cluster\": \"api\"}",
+                "{\"match\": {\"path\": \"/exact\"}, \"cluster\": \"api\"}, {\"match\": {\"path\": {\"regex\": \"/v[0-9]+/.*\"}}, \"cluster\": \"api\"}"));
+        assertThat(c.listeners().get(0).routes().get(0).match().path()).isEqualTo(StringMatch.exact("/exact"));
+        assertThat(c.listeners().get(0).routes().get(1).match().path().matches("/v2/x")).isTrue();
+        assertThat(error(MIN.replace("{\"cluster\": \"api\"}", "{\"match\": {\"path\": {\"regex\": \"(\"}}, \"cluster\": \"api\"}")))
+                .startsWith("$.listeners[0].routes[0].match.path.regex");
+    }
+
+    @Test
+    void mosnHttpConfigMapsListenersRoutesClustersAndSlowStart() {
+        LoadedConfig loaded = ConfigLoader.load(CONFIG_DIR.resolve("examples/mosn-http.json"));
+        assertThat(loaded.format()).isEqualTo(LoadedConfig.Format.MOSN);
+        GatewayConfig c = loaded.config();
+        ListenerConfig l = c.listeners().get(0);
+        assertThat(l.name()).isEqualTo("serverListener");
+        assertThat(l.port()).isEqualTo(2046);
+        assertThat(l.routes().get(0).cluster()).isEqualTo("serverCluster");
+        assertThat(l.routes().get(0).match().path()).isEqualTo(StringMatch.prefix("/"));
+        ClusterConfig cl = c.cluster("serverCluster");
+        assertThat(cl.lb()).isEqualTo(LbPolicy.WEIGHTED_ROUND_ROBIN);
+        assertThat(cl.hosts()).extracting(HostConfig::weight).containsExactly(1, 2, 3);
+        assertThat(cl.slowStart().window()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(cl.slowStart().minWeight()).isEqualTo(0.1); // MOSN writes a fraction
+        assertThat(cl.warmUpAtBoot()).isTrue(); // MOSN warms up every host present at boot
+        assertThat(cl.healthCheck().probe()).isEqualTo(HealthCheckConfig.HTTP);
+        assertThat(cl.healthCheck().initialDelay()).isEqualTo(Duration.ofSeconds(1));
+        assertThat(loaded.warnings()).isEmpty();
+    }
+
+    @Test
+    void mosnBoltConfigRoutesOnTheServiceHeader() {
+        LoadedConfig loaded = ConfigLoader.load(CONFIG_DIR.resolve("examples/mosn-bolt.json"));
+        ListenerConfig l = loaded.config().listeners().get(0);
+        assertThat(l.protocol()).isEqualTo(Protocol.BOLT);
+        assertThat(l.routes().get(0).match().service()).isEqualTo(StringMatch.exact("com.alipay.test.TestService:1.0"));
+        assertThat(loaded.config().cluster("bolt_backend").protocol()).isEqualTo(Protocol.BOLT);
+    }
+
+    @Test
+    void mosnOnlyKeysWarnAndUnsupportedOnesFail() {
+        String mosn = """
+                {"servers": [{"listeners": [{"name": "l", "address": "127.0.0.1:2046",
+                   "filter_chains": [{"filters": [{"type": "proxy", "config": {"downstream_protocol": "Http1",
+                     "router_config_name": "r"}}]}]}],
+                  "routers": [{"router_config_name": "r", "virtual_hosts": [{"name": "v", "domains": ["*"],
+                     "routers": [{"match": {"prefix": "/"}, "route": {"cluster_name": "c"}}]}]}]}],
+                 "cluster_manager": {"clusters": [{"name": "c", "type": "SIMPLE", "lb_type": "LB_RANDOM",
+                   "hosts": [{"address": "127.0.0.1:8080"}]}]},
+                 "tracing": {"enable": true}}""";
+        LoadedConfig loaded = ConfigLoader.parse(mosn, "m.json");
+        assertThat(loaded.warnings()).containsExactly("$.tracing is MOSN-only and ignored");
+        assertThat(loaded.config().cluster("c").lb()).isEqualTo(LbPolicy.RANDOM);
+        assertThat(error(mosn.replace("\"Http1\"", "\"Http2\""))).contains("downstream_protocol", "HTTP/2 is not supported");
+        assertThat(error(mosn.replace("LB_RANDOM", "LB_MAGLEV"))).startsWith("$.cluster_manager.clusters[0].lb_type:");
+        assertThat(error(mosn.replace("\"SIMPLE\"", "\"STRICT_DNS\""))).startsWith("$.cluster_manager.clusters[0].type:");
+    }
+
+    @Test
+    void missingFileIsAConfigError() {
+        assertThatThrownBy(() -> ConfigLoader.load(Path.of("does-not-exist.json")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("does-not-exist.json");
+    }
+}
