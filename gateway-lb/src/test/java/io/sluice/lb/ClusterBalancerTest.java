@@ -18,8 +18,11 @@ class ClusterBalancerTest {
 
     @Test
     void skipsUnavailableHostsAndReturnsNullWhenNoneIsLeft() {
-        ClusterBalancer b = ClusterBalancer.create(ClusterConfig.of("c", List.of(
-                HostConfig.parse("127.0.0.1:1", 1), HostConfig.parse("127.0.0.1:2", 1))), ctx);
+        ClusterConfig c = ClusterConfig.of("c", List.of(
+                HostConfig.parse("127.0.0.1:1", 1), HostConfig.parse("127.0.0.1:2", 1)));
+        // panic threshold 0: never balance over unavailable hosts
+        ClusterBalancer b = ClusterBalancer.create(new ClusterConfig(c.name(), c.protocol(), c.lb(), c.hosts(),
+                null, null, null, null, null, null, 0, false, 2, 1.0), ctx);
         Host first = b.hosts().get(0);
         first.health(HealthStatus.UNHEALTHY);
         for (int i = 0; i < 5; i++) {
