@@ -116,16 +116,16 @@ public final class ClusterBalancer implements AutoCloseable {
      */
     public static ClusterBalancer create(ClusterConfig config, LbContext context) {
         ClusterBalancer b = new ClusterBalancer(config, context);
-        List<Host> hosts = new ArrayList<>();
-        long now = b.ticker.nanoTime();
-        for (HostConfig h : config.hosts()) {
-            Host host = new Host(h);
-            if (config.warmUpAtBoot()) {
-                b.beginWarmUp(host, now, config.slowStart());
-            }
-            hosts.add(host);
-        }
         synchronized (b) {
+            List<Host> hosts = new ArrayList<>();
+            long now = b.ticker.nanoTime();
+            for (HostConfig h : config.hosts()) {
+                Host host = new Host(h);
+                if (config.warmUpAtBoot()) {
+                    b.beginWarmUp(host, now, config.slowStart());
+                }
+                hosts.add(host);
+            }
             b.install(config, List.copyOf(hosts));
         }
         return b;

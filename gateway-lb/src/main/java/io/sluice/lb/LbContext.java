@@ -12,8 +12,8 @@ import java.util.random.RandomGenerator;
  * EDF pre-picks, the health-probe transport and a listener for state changes.
  *
  * @param scheduler time and scheduling (production: an event loop adapter; tests: a manual scheduler)
- * @param random    seeds pre-picks, probe jitter and the random/least-request policies; only read
- *                  while building or reloading a balancer
+ * @param random    seeds pre-picks, probe jitter and the random/least-request policies; read only
+ *                  inside {@link ClusterBalancer#create} (each balancer splits off its own generators)
  * @param prePicks  how many throw-away picks a fresh EDF scheduler makes, so that many gateways do not
  *                  all start on the same host ({@link PrePicks#RANDOM} by default, {@link PrePicks#NONE} in tests)
  * @param probes    creates the health probe of clusters that configure a health check; null = none available
