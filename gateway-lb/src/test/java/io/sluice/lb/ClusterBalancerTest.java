@@ -63,6 +63,34 @@ class ClusterBalancerTest {
     }
 
     @Test
+    void aHeavyUnhealthyHostDoesNotStarveHealthyOnes() {
+        ClusterBalancer b = ClusterBalancer.create(ClusterConfig.of("c", weights(128, 1, 2)), ctx); // MOSN #1867
+        b.hosts().get(0).health(HealthStatus.UNHEALTHY);
+        int[] c = Counts.batch(b, 3000);
+        assertThat(c[0]).isZero();
+        assertThat(c[1]).isBetween(999, 1001);
+        assertThat(c[2]).isBetween(1999, 2001);
+    }
+
+    @Test
+    void contextConveniences() {
+        LbContext prod = LbContext.of(clock);
+        assertThat(prod.prePicks()).isSameAs(LbContext.PrePicks.RANDOM);
+        assertThat(prod.listener()).isSameAs(ClusterBalancer.Listener.NOOP);
+        assertThat(prod.probes()).isNull();
+        SplittableRandom r = new SplittableRandom(9);
+        for (int i = 0; i < 100; i++) {
+            assertThat(LbContext.PrePicks.RANDOM.count(5, r)).isBetween(0, 4);
+        }
+        assertThat(LbContext.PrePicks.RANDOM.count(1, r)).isZero();
+        ClusterBalancer b = ClusterBalancer.create(ClusterConfig.of("c", weights(1, 2, 3)), prod);
+        int[] c = Counts.batch(b, 600); // random phase: within ±1 of whole cycles
+        assertThat(c[0]).isBetween(99, 101);
+        assertThat(c[1]).isBetween(199, 201);
+        assertThat(c[2]).isBetween(299, 301);
+    }
+
+    @Test
     void emptyClusterPicksNothing() {
         assertThat(ClusterBalancer.create(ClusterConfig.of("c", List.of()), ctx).pick()).isNull();
     }
