@@ -1,41 +1,134 @@
 package io.sluice.lb;
 
+import io.sluice.core.cluster.HealthStatus;
 import io.sluice.core.cluster.Host;
 import io.sluice.core.cluster.Outcome;
 import io.sluice.core.config.ClusterConfig;
 import io.sluice.core.config.HostConfig;
+import io.sluice.core.config.LbPolicy;
+import io.sluice.core.config.SlowStartConfig;
+import io.sluice.core.time.Cancellable;
+import io.sluice.core.time.Scheduler;
+import io.sluice.core.time.Ticker;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * The load-balancing side of one cluster: its current host set, the picker, and (later) health
- * checks and outlier ejection. One instance per cluster, shared by all event loops.
+ * The load-balancing side of one cluster: its current host set, the picker (EDF with slow start,
+ * round robin, random or least request), active health checks, passive outlier ejection and panic
+ * mode. One instance per cluster, shared by all event loops: {@link #pick()} is thread-safe, cheap
+ * and allocation-free; state changes (checks, ejections, reloads) run on the context's scheduler or
+ * the caller's thread and are reported to the {@link Listener}.
  *
- * <p>First increment: rotation over available hosts. The EDF scheduler with slow start replaces
- * the picker in the load-balancing issue; this class's surface stays.
+ * <p>Picking (spec §2): {@code weighted_round_robin} and weighted {@code least_request} use one
+ * shared earliest-deadline-first scheduler whose weights are {@code clamp(weight, 1, 128)
+ * [/ (active + 1) ^ bias] × slowStartFactor}, recomputed when a host is picked; when all weights are
+ * equal and nothing warms up they fall back to plain round robin / power-of-two-choices. Unavailable
+ * hosts (unhealthy or ejected) are skipped; when fewer than {@code panicThreshold}% of the hosts are
+ * available, all hosts are used. A fresh scheduler is built at creation, on reload, when a host starts
+ * warming while the cluster was unweighted, and when a warm-up window ends (so no stale slow-start
+ * deadline survives it, spec §3.7).
+ *
+ * <p>Slow start (spec §3): a host's warm-up clock T0 starts when it turns healthy after being
+ * unhealthy, when it returns from ejection, and when a reload adds its address; hosts present at
+ * creation start warm unless {@link ClusterConfig#warmUpAtBoot()}.
  */
 public final class ClusterBalancer implements AutoCloseable {
 
-    private volatile ClusterConfig config;
-    private volatile List<Host> hosts;
-    private final AtomicInteger next = new AtomicInteger();
+    /**
+     * Told about state changes, for one log line and one metric each. Called on the scheduler's or
+     * a probe's thread, sometimes while the balancer holds its lock: must be quick and must not call
+     * back into {@link #update} or {@link #close}.
+     */
+    public interface Listener {
 
-    private ClusterBalancer(ClusterConfig config, List<Host> hosts) {
-        this.config = config;
-        this.hosts = hosts;
+        /** Does nothing. */
+        Listener NOOP = new Listener() {
+        };
+
+        /** Active health checking moved {@code host} from {@code from} to {@code to}. */
+        default void onHealthChanged(String cluster, Host host, HealthStatus from, HealthStatus to, String reason) {
+        }
+
+        /** Outlier detection ejected {@code host} for {@code duration} (its {@code ejections}-th time). */
+        default void onEjected(String cluster, Host host, Duration duration, int ejections, String reason) {
+        }
+
+        /** An ejected host came back (and starts warming up if slow start is on). */
+        default void onReturned(String cluster, Host host) {
+        }
+
+        /** The cluster entered ({@code true}) or left panic mode (balancing over all hosts). */
+        default void onPanic(String cluster, boolean panicking) {
+        }
     }
 
-    /** Builds the balancer for {@code config}. */
+    private final LbContext context;
+    private final Scheduler scheduler;
+    private final Ticker ticker;
+    private final Listener listener;
+    private final SplittableRandom buildRandom;
+    private final ThreadRandom pickRandom;
+    private final OutlierDetector outlier;
+    private final AtomicBoolean panic = new AtomicBoolean();
+    private final Map<Host, Cancellable> warmUpEnds = new HashMap<>();
+
+    private volatile ClusterConfig config;
+    private volatile List<Host> hosts = List.of();
+    private volatile Picker picker = new RoundRobinPicker(new Host[0], 0);
+    private HealthChecker checker;
+    private boolean closed;
+
+    private ClusterBalancer(ClusterConfig config, LbContext context) {
+        this.context = context;
+        this.config = config;
+        this.scheduler = context.scheduler();
+        this.ticker = scheduler.ticker();
+        this.listener = context.listener();
+        this.buildRandom = new SplittableRandom(context.random().nextLong());
+        this.pickRandom = new ThreadRandom(context.random().nextLong());
+        this.outlier = new OutlierDetector(null, scheduler, new OutlierDetector.Sink() {
+            @Override
+            public void ejected(Host host, long durationNanos, int ejections, String reason) {
+                listener.onEjected(name(), host, Duration.ofNanos(durationNanos), ejections, reason);
+                recomputePanic();
+            }
+
+            @Override
+            public void returned(Host host) {
+                listener.onReturned(name(), host);
+                startWarmUp(host);
+                recomputePanic();
+            }
+        });
+    }
+
+    /**
+     * Builds the balancer for {@code config} and starts its health checks.
+     *
+     * @throws IllegalStateException if the cluster configures a health check and the context has no probe factory
+     */
     public static ClusterBalancer create(ClusterConfig config, LbContext context) {
-        List<Host> hosts = new ArrayList<>();
-        for (HostConfig h : config.hosts()) {
-            hosts.add(new Host(h));
+        ClusterBalancer b = new ClusterBalancer(config, context);
+        synchronized (b) {
+            List<Host> hosts = new ArrayList<>();
+            long now = b.ticker.nanoTime();
+            for (HostConfig h : config.hosts()) {
+                Host host = new Host(h);
+                if (config.warmUpAtBoot()) {
+                    b.beginWarmUp(host, now, config.slowStart());
+                }
+                hosts.add(host);
+            }
+            b.install(config, List.copyOf(hosts));
         }
-        return new ClusterBalancer(config, List.copyOf(hosts));
+        return b;
     }
 
     public String name() {
@@ -46,50 +139,248 @@ public final class ClusterBalancer implements AutoCloseable {
         return config;
     }
 
-    /** The current host snapshot. */
+    /** The current host snapshot (immutable; replaced on reload). */
     public List<Host> hosts() {
         return hosts;
     }
 
-    /** Picks a host for one request, or returns {@code null} when no host can take it. */
+    /**
+     * Picks a host for one request, or returns {@code null} when no host can take it (503 / NO_PROCESSOR).
+     * The caller counts the request on the host ({@link Host#requestStarted()} / {@link Host#requestFinished()})
+     * and reports how it ended through {@link #onOutcome}.
+     */
     public Host pick() {
-        List<Host> snapshot = hosts;
-        int n = snapshot.size();
-        for (int i = 0; i < n; i++) {
-            Host h = snapshot.get(Math.floorMod(next.getAndIncrement(), n));
-            if (h.available()) {
-                return h;
-            }
+        boolean p = panic.get();
+        Host h = picker.pick(p);
+        if (h == null && !p && !hosts.isEmpty() && recomputePanic()) {
+            h = picker.pick(true);
         }
-        return null;
+        return h;
     }
 
-    /** Reports how a request to {@code host} ended (feeds passive outlier detection). */
+    /** Reports how a request to {@code host} ended (feeds passive outlier detection). Thread-safe, lock-free unless it ejects. */
     public void onOutcome(Host host, Outcome outcome) {
-        // outlier detection arrives with the load-balancing issue
+        outlier.onOutcome(host, outcome);
     }
 
-    /** Applies a reloaded config in place: kept addresses keep their state, new ones are added. */
-    public void update(ClusterConfig newConfig) {
+    /** True while fewer than {@code panicThreshold}% of the hosts are available and all hosts are used. */
+    public boolean panicking() {
+        return panic.get();
+    }
+
+    /** The slow-start factor of {@code host} now, in [minWeight, 1] (1 = not warming). */
+    public double warmUpFactor(Host host) {
+        SlowStartConfig ss = enabledSlowStart(config);
+        return Weights.slowStartFactor(ss, host.warmStartNanos(), ticker.nanoTime());
+    }
+
+    /**
+     * The weight the picker would give {@code host} now: {@code clamp(weight, 1, 128) × warm-up factor},
+     * divided by {@code (active + 1) ^ bias} for {@code least_request}; 1 for {@code round_robin}.
+     */
+    public double effectiveWeight(Host host) {
+        ClusterConfig c = config;
+        if (c.lb() == LbPolicy.ROUND_ROBIN) {
+            return 1.0;
+        }
+        double bias = c.lb() == LbPolicy.LEAST_REQUEST ? c.activeRequestBias() : 0;
+        return Weights.effective(Weights.clamp(host.weight()), host, enabledSlowStart(c), bias, ticker.nanoTime());
+    }
+
+    /**
+     * Applies a reloaded config in place: kept addresses keep their {@link Host} object, health,
+     * ejection and warm-up clock (their weight is updated); new addresses start warming up; removed
+     * ones stop being checked.
+     */
+    public synchronized void update(ClusterConfig newConfig) {
+        if (closed) {
+            throw new IllegalStateException("cluster " + name() + " is closed");
+        }
         Map<String, Host> old = new HashMap<>();
         for (Host h : hosts) {
             old.put(h.address(), h);
         }
+        long now = ticker.nanoTime();
         List<Host> fresh = new ArrayList<>();
         for (HostConfig hc : newConfig.hosts()) {
-            Host kept = old.get(hc.address());
+            Host kept = old.remove(hc.address());
             if (kept != null) {
                 kept.weight(hc.weight());
                 fresh.add(kept);
             } else {
-                fresh.add(new Host(hc));
+                Host added = new Host(hc);
+                beginWarmUp(added, now, newConfig.slowStart());
+                fresh.add(added);
             }
         }
-        this.config = newConfig;
-        this.hosts = List.copyOf(fresh);
+        for (Host gone : old.values()) {
+            warmUpEnds.getOrDefault(gone, Cancellable.NOOP).cancel();
+            warmUpEnds.remove(gone);
+        }
+        install(newConfig, List.copyOf(fresh));
     }
 
+    /** Stops health checks and timers. Picking keeps working on the last snapshot. */
     @Override
-    public void close() {
+    public synchronized void close() {
+        closed = true;
+        if (checker != null) {
+            checker.close();
+            checker = null;
+        }
+        outlier.close();
+        for (Cancellable c : warmUpEnds.values()) {
+            c.cancel();
+        }
+        warmUpEnds.clear();
+    }
+
+    /** How many times outlier detection has ejected {@code host}. */
+    int ejections(Host host) {
+        return outlier.ejections(host);
+    }
+
+    // ---------------------------------------------------------------------------------------------
+
+    /** Publishes a config and host set; caller holds the lock. */
+    private void install(ClusterConfig newConfig, List<Host> newHosts) {
+        this.config = newConfig;
+        this.hosts = newHosts;
+        outlier.update(newConfig.outlier(), newHosts);
+        installHealthChecker(newConfig, newHosts);
+        rebuildPicker();
+        recomputePanic();
+    }
+
+    private void installHealthChecker(ClusterConfig c, List<Host> newHosts) {
+        if (c.healthCheck() == null) {
+            if (checker != null) {
+                checker.close();
+                checker = null;
+                for (Host h : newHosts) {
+                    if (h.health() == HealthStatus.UNHEALTHY) {
+                        h.health(HealthStatus.UNKNOWN);
+                        listener.onHealthChanged(c.name(), h, HealthStatus.UNHEALTHY, HealthStatus.UNKNOWN,
+                                "health check removed");
+                    }
+                }
+            }
+            return;
+        }
+        if (checker == null || !checker.config().equals(c.healthCheck())) {
+            if (context.probes() == null) {
+                throw new IllegalStateException("cluster " + c.name() + " configures a health check ("
+                        + c.healthCheck().probe() + ") but the LbContext has no HealthProbe.Factory");
+            }
+            HealthProbe probe = context.probes().create(c);
+            if (checker != null) {
+                checker.close();
+            }
+            checker = new HealthChecker(c.healthCheck(), probe, scheduler, pickRandom, this::healthChanged);
+        }
+        checker.hosts(newHosts);
+    }
+
+    private void healthChanged(Host host, HealthStatus from, HealthStatus to, String reason) {
+        listener.onHealthChanged(name(), host, from, to, reason);
+        if (from == HealthStatus.UNHEALTHY && to == HealthStatus.HEALTHY) {
+            startWarmUp(host);
+        }
+        recomputePanic();
+    }
+
+    /** Starts (or restarts) the warm-up of a host of the current set, switching to a weighted picker if needed. */
+    private synchronized void startWarmUp(Host host) {
+        if (closed || !hosts.contains(host) || beginWarmUp(host, ticker.nanoTime(), config.slowStart()) == 0) {
+            return;
+        }
+        if (!picker.weighted() && usesEdf(config.lb())) {
+            rebuildPicker();
+        }
+    }
+
+    /** Stamps T0 and schedules the end of the window; returns 0 if slow start is off. Caller holds the lock (or owns the host). */
+    private long beginWarmUp(Host host, long now, SlowStartConfig ss) {
+        if (ss == null || !ss.enabled()) {
+            return 0;
+        }
+        host.warmStartNanos(now);
+        Cancellable previous = warmUpEnds.put(host, scheduler.schedule(() -> endWarmUp(host, now), ss.window().toNanos()));
+        if (previous != null) {
+            previous.cancel();
+        }
+        return 1;
+    }
+
+    private synchronized void endWarmUp(Host host, long t0) {
+        if (closed || host.warmStartNanos() != t0) {
+            return;
+        }
+        SlowStartConfig ss = enabledSlowStart(config);
+        long left = ss == null ? 0 : ss.window().toNanos() - (ticker.nanoTime() - t0);
+        if (left > 0) { // the window grew on reload
+            warmUpEnds.put(host, scheduler.schedule(() -> endWarmUp(host, t0), left));
+            return;
+        }
+        warmUpEnds.remove(host);
+        host.warmStartNanos(Host.NOT_WARMING);
+        if (hosts.contains(host) && usesEdf(config.lb())) {
+            rebuildPicker();
+        }
+    }
+
+    /** Chooses and builds the picker for the current snapshot; caller holds the lock. */
+    private void rebuildPicker() {
+        ClusterConfig c = config;
+        Host[] arr = hosts.toArray(new Host[0]);
+        double[] base = new double[arr.length];
+        boolean equal = true;
+        for (int i = 0; i < arr.length; i++) {
+            base[i] = Weights.clamp(arr[i].weight());
+            equal &= base[i] == base[0];
+        }
+        SlowStartConfig ss = enabledSlowStart(c);
+        boolean warming = false;
+        long now = ticker.nanoTime();
+        for (Host h : arr) {
+            warming |= Weights.warming(ss, h, now);
+        }
+        boolean edf = arr.length >= 2 && (!equal || warming);
+        int pre = context.prePicks().count(arr.length, buildRandom);
+        picker = switch (c.lb()) {
+            case ROUND_ROBIN -> new RoundRobinPicker(arr, pre);
+            case RANDOM -> new RandomPicker(arr, base, ss, ticker, pickRandom);
+            case WEIGHTED_ROUND_ROBIN -> edf
+                    ? new EdfPicker(arr, base, ss, 0, ticker, pre)
+                    : new RoundRobinPicker(arr, pre);
+            case LEAST_REQUEST -> edf
+                    ? new EdfPicker(arr, base, ss, c.activeRequestBias(), ticker, pre)
+                    : new LeastRequestPicker(arr, c.leastRequestChoices(), pickRandom);
+        };
+    }
+
+    /** Re-evaluates panic mode, reporting an edge; returns the new state. */
+    private boolean recomputePanic() {
+        List<Host> hs = hosts;
+        int available = 0;
+        for (Host h : hs) {
+            if (h.available()) {
+                available++;
+            }
+        }
+        boolean p = !hs.isEmpty() && available * 100L < (long) config.panicThreshold() * hs.size();
+        if (panic.compareAndSet(!p, p)) {
+            listener.onPanic(name(), p);
+        }
+        return p;
+    }
+
+    private static boolean usesEdf(LbPolicy policy) {
+        return policy == LbPolicy.WEIGHTED_ROUND_ROBIN || policy == LbPolicy.LEAST_REQUEST;
+    }
+
+    private static SlowStartConfig enabledSlowStart(ClusterConfig c) {
+        SlowStartConfig ss = c.slowStart();
+        return ss != null && ss.enabled() ? ss : null;
     }
 }
