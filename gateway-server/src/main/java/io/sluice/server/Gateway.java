@@ -1,5 +1,7 @@
 package io.sluice.server;
 
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -15,6 +17,7 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.util.concurrent.GlobalEventExecutor;
+import io.sluice.core.cluster.Host;
 import io.sluice.core.config.ClusterConfig;
 import io.sluice.core.config.GatewayConfig;
 import io.sluice.core.config.ListenerConfig;
@@ -28,6 +31,8 @@ import io.sluice.server.bolt.BoltServerInitializer;
 import io.sluice.server.http.DrainEvent;
 import io.sluice.server.http.HttpListenerContext;
 import io.sluice.server.http.HttpServerInitializer;
+import io.sluice.server.health.NettyHealthProbes;
+import io.sluice.server.metrics.ClusterEvents;
 import io.sluice.server.metrics.ListenerMetrics;
 import io.sluice.server.route.RouteTable;
 import io.sluice.server.transport.EventLoopScheduler;
@@ -79,6 +84,7 @@ public final class Gateway implements AutoCloseable {
     private EventLoopGroup workers;
     private CompletableFuture<Void> closeFuture;
     private io.netty.channel.ChannelFuture admin;
+    private final List<Meter> clusterMeters = new ArrayList<>();
     private final ChannelGroup adminChannels = new DefaultChannelGroup("sluice-admin", GlobalEventExecutor.INSTANCE);
 
     private Gateway(Builder b) {
@@ -104,10 +110,22 @@ public final class Gateway implements AutoCloseable {
         boss = transport.newGroup(1, "sluice-boss");
         workers = transport.newGroup(threads, "sluice-worker");
         CompletableFuture<Gateway> result = new CompletableFuture<>();
+        NettyHealthProbes probes = new NettyHealthProbes(workers, transport);
+        ClusterEvents events = new ClusterEvents(registry);
         try {
             for (ClusterConfig c : config.clusters()) {
-                LbContext ctx = new LbContext(new EventLoopScheduler(workers.next(), ticker), random);
-                clusters.put(c.name(), ClusterBalancer.create(c, ctx));
+                LbContext ctx = new LbContext(new EventLoopScheduler(workers.next(), ticker), random)
+                        .withProbes(probes).withListener(events);
+                ClusterBalancer balancer = ClusterBalancer.create(c, ctx);
+                clusters.put(c.name(), balancer);
+                clusterMeters.add(Gauge.builder("sluice.cluster.hosts.available", balancer,
+                                b -> b.hosts().stream().filter(Host::available).count())
+                        .tags("cluster", c.name()).description("Hosts the balancer may pick (healthy, not ejected)")
+                        .register(registry));
+                clusterMeters.add(Gauge.builder("sluice.cluster.hosts", balancer, b -> b.hosts().size())
+                        .tags("cluster", c.name()).description("Hosts configured").register(registry));
+                clusterMeters.add(Gauge.builder("sluice.cluster.panic", balancer, b -> b.panicking() ? 1 : 0)
+                        .tags("cluster", c.name()).description("1 while the cluster balances over all hosts").register(registry));
             }
             List<io.netty.channel.ChannelFuture> binds = new ArrayList<>();
             for (ListenerConfig l : config.listeners()) {
@@ -306,6 +324,9 @@ public final class Gateway implements AutoCloseable {
             }
             for (ClusterBalancer c : clusters.values()) {
                 c.close();
+            }
+            for (Meter m : clusterMeters) {
+                registry.remove(m);
             }
         } catch (RuntimeException e) {
             log.warn("error while closing; shutting the event loops down anyway", e);

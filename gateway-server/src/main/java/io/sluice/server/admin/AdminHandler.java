@@ -99,6 +99,7 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
             cn.put("name", c.name());
             cn.put("protocol", c.config().protocol().name().toLowerCase());
             cn.put("lb", c.config().lb().name().toLowerCase());
+            cn.put("panic", c.panicking());
             ArrayNode hosts = cn.putArray("hosts");
             for (Host h : c.hosts()) {
                 ObjectNode hn = hosts.addObject();
@@ -108,6 +109,8 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
                 hn.put("ejected", h.ejected());
                 hn.put("available", h.available());
                 hn.put("active_requests", h.activeRequests());
+                hn.put("effective_weight", Math.round(c.effectiveWeight(h) * 1000) / 1000.0);
+                hn.put("warm_up_factor", Math.round(c.warmUpFactor(h) * 1000) / 1000.0);
             }
         }
         try {

@@ -1,0 +1,124 @@
+package io.sluice.server;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The shaded jar as a user runs it: a separate JVM process, its banner, its exit codes, its signals. */
+class JarIT {
+
+    private static final Path JAR = Path.of("target", "sluice.jar");
+
+    private static Process start(String... args) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-Xmx256m", "-jar", JAR.toString()));
+        cmd.addAll(List.of(args));
+        return new ProcessBuilder(cmd).redirectErrorStream(true).start();
+    }
+
+    private static String all(Process p) throws Exception {
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        return out;
+    }
+
+    @Test
+    void defaultConfigServesTheDemoBackendsOneTwoThreeAndStopsCleanlyOnSigterm() throws Exception {
+        assertThat(JAR).exists();
+        Process p = start("--http-port", "0", "--bolt-port", "0", "--admin-port", "0");
+        try {
+            BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+            StringBuilder banner = new StringBuilder();
+            String line;
+            Integer port = null;
+            Integer adminPort = null;
+            Pattern listener = Pattern.compile("listener\\s+http\\s+http://127\\.0\\.0\\.1:(\\d+)");
+            Pattern admin = Pattern.compile("admin\\s+http://127\\.0\\.0\\.1:(\\d+)/");
+            while ((line = out.readLine()) != null) {
+                banner.append(line).append('\n');
+                Matcher m = listener.matcher(line);
+                if (m.find()) {
+                    port = Integer.parseInt(m.group(1));
+                }
+                Matcher a = admin.matcher(line);
+                if (a.find()) {
+                    adminPort = Integer.parseInt(a.group(1));
+                }
+                if (line.startsWith("try:")) {
+                    break;
+                }
+            }
+            assertThat(port).as(banner.toString()).isNotNull();
+            assertThat(adminPort).as(banner.toString()).isNotNull();
+            assertThat(banner.toString()).contains("cluster   demo", "(weight 1)", "(weight 2)", "(weight 3)", "curl -s http://127.0.0.1:");
+
+            HttpClient client = HttpClient.newHttpClient();
+            Map<String, Integer> counts = new TreeMap<>();
+            for (int i = 0; i < 60; i++) {
+                HttpResponse<String> r = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/")).build(),
+                        HttpResponse.BodyHandlers.ofString());
+                assertThat(r.statusCode()).isEqualTo(200);
+                assertThat(r.body()).startsWith("hello from demo backend 127.0.0.1:");
+                counts.merge(r.body().substring(r.body().indexOf('(')).trim(), 1, Integer::sum);
+            }
+            assertThat(counts).containsEntry("(demo-1)", 10).containsEntry("(demo-2)", 20).containsEntry("(demo-3)", 30);
+            HttpResponse<String> metrics = client.send(HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + adminPort + "/metrics")).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(metrics.body()).contains("sluice_requests_total{");
+
+            p.destroy(); // SIGTERM: drain, then exit 0
+            assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+            assertThat(p.exitValue()).isZero();
+        } finally {
+            p.destroyForcibly();
+        }
+    }
+
+    @Test
+    void invalidConfigFailsFastWithExitCode2AndTheJsonPath(@TempDir Path dir) throws Exception {
+        Path bad = dir.resolve("bad.json");
+        Files.writeString(bad, """
+                {"listeners": [{"name": "web", "port": 8080, "routes": [{"cluster": "nope"}]}],
+                 "clusters": [{"name": "api", "hosts": ["127.0.0.1:9000"]}]}
+                """);
+        Process p = start("-c", bad.toString());
+        String out = all(p);
+        assertThat(p.exitValue()).as(out).isEqualTo(2);
+        assertThat(out).contains("$.listeners[0].routes[0].cluster", "nope");
+
+        Process check = start("--check", "-c", bad.toString());
+        assertThat(all(check)).contains("$.listeners[0].routes[0].cluster");
+        assertThat(check.exitValue()).isEqualTo(2);
+    }
+
+    @Test
+    void checkAcceptsTheShippedExampleAndRejectsBadArguments() throws Exception {
+        Process ok = start("--check", "-c", Path.of("..", "config", "sluice.json").toString());
+        String out = all(ok);
+        assertThat(ok.exitValue()).as(out).isZero();
+        assertThat(out).contains("config OK");
+
+        Process bad = start("--frobnicate");
+        assertThat(all(bad)).contains("unknown argument: --frobnicate", "usage:");
+        assertThat(bad.exitValue()).isEqualTo(2);
+    }
+}

@@ -1,0 +1,103 @@
+package io.sluice.server.health;
+
+import io.sluice.core.cluster.HealthStatus;
+import io.sluice.core.cluster.Host;
+import io.sluice.core.config.ClusterConfig;
+import io.sluice.core.config.GatewayConfig;
+import io.sluice.core.config.HealthCheckConfig;
+import io.sluice.core.config.HostConfig;
+import io.sluice.core.config.HttpOptions;
+import io.sluice.core.config.Protocol;
+import io.sluice.core.config.StatusRange;
+import io.sluice.server.Gateway;
+import io.sluice.server.demo.DemoBoltBackend;
+import io.sluice.server.testing.GatewayFixture;
+import io.sluice.server.testing.TestBackend;
+import org.junit.jupiter.api.Test;
+
+import java.net.ServerSocket;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/** Active health checks with the real Netty probes against real backends, through the running gateway. */
+class HealthCheckIT {
+
+    private static HealthCheckConfig fast(String probe, String path, List<StatusRange> expected) {
+        return new HealthCheckConfig(probe, Duration.ofMillis(100), Duration.ofMillis(500), Duration.ZERO, Duration.ZERO,
+                1, 1, null, path, null, expected);
+    }
+
+    private static HealthStatus health(Gateway g, String cluster, int i) {
+        return g.cluster(cluster).hosts().get(i).health();
+    }
+
+    @Test
+    void httpProbeTakesADeadHostOutOfRotationAndTrafficCarriesOn() throws Exception {
+        TestBackend a = TestBackend.start();
+        TestBackend b = TestBackend.start();
+        GatewayConfig base = GatewayFixture.simple(List.of(GatewayFixture.host(a, 1), GatewayFixture.host(b, 1)), HttpOptions.defaults());
+        ClusterConfig c = base.clusters().get(0).withHealthCheck(fast(HealthCheckConfig.HTTP, "/status/204",
+                List.of(new StatusRange(204, 204))));
+        try (Gateway g = GatewayFixture.start(base.withClusters(List.of(c)))) {
+            await().atMost(Duration.ofSeconds(10)).until(() -> health(g, "c", 0) == HealthStatus.HEALTHY
+                    && health(g, "c", 1) == HealthStatus.HEALTHY);
+            b.close();
+            await().atMost(Duration.ofSeconds(10)).until(() -> health(g, "c", 1) == HealthStatus.UNHEALTHY);
+            HttpClient client = HttpClient.newHttpClient();
+            for (int i = 0; i < 20; i++) {
+                HttpResponse<String> r = client.send(HttpRequest.newBuilder(GatewayFixture.uri(g, "/x")).build(),
+                        HttpResponse.BodyHandlers.ofString());
+                assertThat(r.statusCode()).isEqualTo(200);
+                assertThat(r.body()).isEqualTo("ok from " + a.port());
+            }
+            assertThat(g.meterRegistry().find("sluice.cluster.health.transitions").tag("to", "unhealthy").counter().count())
+                    .isEqualTo(1);
+            assertThat(g.meterRegistry().find("sluice.cluster.hosts.available").tag("cluster", "c").gauge().value())
+                    .isEqualTo(1);
+        } finally {
+            a.close();
+        }
+    }
+
+    @Test
+    void httpProbeFailsOnAnUnexpectedStatus() throws Exception {
+        try (TestBackend a = TestBackend.start()) {
+            GatewayConfig base = GatewayFixture.simple(a);
+            ClusterConfig c = base.clusters().get(0).withHealthCheck(fast(HealthCheckConfig.HTTP, "/status/503", null));
+            try (Gateway g = GatewayFixture.start(base.withClusters(List.of(c)))) {
+                await().atMost(Duration.ofSeconds(10)).until(() -> health(g, "c", 0) == HealthStatus.UNHEALTHY);
+            }
+        }
+    }
+
+    @Test
+    void tcpProbeFindsAClosedPortAndBoltProbeGetsAHeartbeatAck() throws Exception {
+        int closed;
+        try (ServerSocket s = new ServerSocket(0)) {
+            closed = s.getLocalPort();
+        }
+        DemoBoltBackend bolt = DemoBoltBackend.start("127.0.0.1", 0);
+        try (TestBackend a = TestBackend.start()) {
+            GatewayConfig base = GatewayFixture.simple(a);
+            ClusterConfig tcp = ClusterConfig.of("tcp", List.of(new HostConfig("127.0.0.1", closed, 1),
+                    new HostConfig("127.0.0.1", a.port(), 1))).withHealthCheck(fast(HealthCheckConfig.TCP, null, null));
+            ClusterConfig b = new ClusterConfig("rpc", Protocol.BOLT, null, List.of(new HostConfig("127.0.0.1", bolt.port(), 1)),
+                    null, null, null, fast(HealthCheckConfig.BOLT, null, null), null, null, 50, false, 2, 1.0);
+            try (Gateway g = GatewayFixture.start(base.withClusters(List.of(base.clusters().get(0), tcp, b)))) {
+                await().atMost(Duration.ofSeconds(10)).until(() -> health(g, "tcp", 0) == HealthStatus.UNHEALTHY
+                        && health(g, "tcp", 1) == HealthStatus.HEALTHY && health(g, "rpc", 0) == HealthStatus.HEALTHY);
+                Host h = g.cluster("rpc").hosts().get(0);
+                assertThat(h.available()).isTrue();
+                assertThat(bolt.handled()).isZero(); // heartbeats are not requests
+            }
+        } finally {
+            bolt.close();
+        }
+    }
+}
