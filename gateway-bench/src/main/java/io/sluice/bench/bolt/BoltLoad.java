@@ -352,7 +352,7 @@ public final class BoltLoad {
 
         private void tick() {
             long now = System.nanoTime();
-            if (now >= end && inFlight == 0 || now >= end + o.timeout().toNanos()) {
+            if (now >= end && inFlight == 0 || end != Long.MAX_VALUE && now - end >= o.timeout().toNanos()) {
                 timeouts += inFlight;
                 failed += inFlight;
                 inFlight = 0;

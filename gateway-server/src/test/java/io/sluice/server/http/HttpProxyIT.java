@@ -1,6 +1,7 @@
 package io.sluice.server.http;
 
 import io.sluice.core.cluster.HealthStatus;
+import io.sluice.core.config.ClusterConfig;
 import io.sluice.core.config.GatewayConfig;
 import io.sluice.core.config.HttpOptions;
 import io.sluice.core.config.ListenerConfig;
@@ -289,13 +290,24 @@ class HttpProxyIT {
     }
 
     @Test
-    void noHealthyHostGives503() throws Exception {
+    void noHealthyHostGives503WithoutPanicModeAndIsTriedAnywayInPanicMode() throws Exception {
         TestBackend only = TestBackend.start();
-        try (Gateway g = GatewayFixture.start(GatewayFixture.simple(only))) {
+        GatewayConfig base = GatewayFixture.simple(only);
+        ClusterConfig c = base.clusters().get(0);
+        ClusterConfig noPanic = new ClusterConfig(c.name(), c.protocol(), c.lb(), c.hosts(), c.connectTimeout(),
+                c.responseTimeout(), c.pool(), c.healthCheck(), c.slowStart(), c.outlier(), 0, c.warmUpAtBoot(),
+                c.leastRequestChoices(), c.activeRequestBias());
+        try (Gateway g = GatewayFixture.start(base.withClusters(List.of(noPanic)))) {
             g.cluster("c").hosts().get(0).health(HealthStatus.UNHEALTHY);
             HttpResponse<String> r = client.send(HttpRequest.newBuilder(uri(g, "/")).build(), HttpResponse.BodyHandlers.ofString());
             assertThat(r.statusCode()).isEqualTo(503);
             assertThat(r.body()).contains("no healthy host in cluster c");
+        }
+        try (Gateway g = GatewayFixture.start(base)) {
+            // default panic threshold 50%: with no available host the balancer uses all hosts
+            g.cluster("c").hosts().get(0).health(HealthStatus.UNHEALTHY);
+            HttpResponse<String> r = client.send(HttpRequest.newBuilder(uri(g, "/")).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(r.statusCode()).isEqualTo(200);
         } finally {
             only.close();
         }

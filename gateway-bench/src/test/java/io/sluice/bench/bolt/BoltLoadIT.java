@@ -1,0 +1,65 @@
+package io.sluice.bench.bolt;
+
+import io.sluice.core.config.AdminConfig;
+import io.sluice.core.config.BoltOptions;
+import io.sluice.core.config.ClusterConfig;
+import io.sluice.core.config.GatewayConfig;
+import io.sluice.core.config.HostConfig;
+import io.sluice.core.config.ListenerConfig;
+import io.sluice.core.config.Protocol;
+import io.sluice.core.config.TransportConfig;
+import io.sluice.server.Gateway;
+import io.sluice.server.demo.DemoBoltBackend;
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** bolt-load → gateway → the demo Bolt backend (a real bolt RpcServer), with sofaload's request and report. */
+class BoltLoadIT {
+
+    @Test
+    void drivesTheGatewayWithSofaloadsRequestAndPrintsSofaloadsReport() throws Exception {
+        DemoBoltBackend backend = DemoBoltBackend.start("127.0.0.1", 0);
+        ListenerConfig l = new ListenerConfig("bolt", Protocol.BOLT, "127.0.0.1", 0, List.of(), null,
+                new BoltOptions(1 << 20, Duration.ofSeconds(90), "rpc"));
+        ClusterConfig c = new ClusterConfig("rpc", Protocol.BOLT, null, List.of(new HostConfig("127.0.0.1", backend.port(), 1)),
+                null, null, null, null, null, null, 50, false, 2, 1.0);
+        try (Gateway gw = Gateway.builder().config(new GatewayConfig(List.of(l), List.of(c), AdminConfig.disabled(),
+                new TransportConfig("auto", 1, 128), Duration.ofSeconds(1))).build().start().join()) {
+            BoltLoad.Options o = BoltLoad.parse(new String[] {"-D", "1", "--warm-up-time=200ms", "-c", "4", "-m", "4",
+                    "-t", "2", "-p", "sofarpc", "sofarpc://127.0.0.1:" + gw.port("bolt")});
+            BoltLoad.Result r = BoltLoad.run(o);
+            assertThat(r.succeeded()).isGreaterThan(100);
+            assertThat(r.failed()).isZero();
+            assertThat(r.statusCounts()[0]).isEqualTo(r.succeeded());
+            assertThat(backend.handled()).isGreaterThanOrEqualTo(r.succeeded());
+            ByteArrayOutputStream buf = new ByteArrayOutputStream();
+            BoltLoad.print(r, new PrintStream(buf, true, StandardCharsets.UTF_8));
+            String out = buf.toString(StandardCharsets.UTF_8);
+            assertThat(out).contains("finished in ", " req/s", "requests: ", r.succeeded() + " succeeded",
+                    "sofaRPC status codes: \n\t" + r.succeeded() + " success", "time for request:",
+                    "  Latency  Distribution", "   99%");
+        } finally {
+            backend.close();
+        }
+    }
+
+    @Test
+    void noRouteAnswersAreCountedNotHung() throws Exception {
+        ListenerConfig l = new ListenerConfig("bolt", Protocol.BOLT, "127.0.0.1", 0, List.of(), null, null);
+        ClusterConfig c = ClusterConfig.of("unused", List.of(new HostConfig("127.0.0.1", 1, 1)));
+        try (Gateway gw = Gateway.builder().config(new GatewayConfig(List.of(l), List.of(c), AdminConfig.disabled(),
+                new TransportConfig("auto", 1, 128), Duration.ofSeconds(1))).build().start().join()) {
+            BoltLoad.Result r = BoltLoad.run(BoltLoad.parse(new String[] {"-n", "50", "-c", "2", "-m", "1",
+                    "sofarpc://127.0.0.1:" + gw.port("bolt")}));
+            assertThat(r.succeeded()).isZero();
+            assertThat(r.statusCounts()[6]).isEqualTo(50); // NO_PROCESSOR, each with a body, so nothing hangs
+        }
+    }
+}
