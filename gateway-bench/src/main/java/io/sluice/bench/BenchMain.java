@@ -1,6 +1,7 @@
 package io.sluice.bench;
 
 import io.sluice.bench.bolt.BoltLoad;
+import io.sluice.bench.demo.SlowStartDemo;
 import io.sluice.bench.http.HttpLoad;
 
 import java.util.Arrays;
@@ -18,6 +19,8 @@ public final class BenchMain {
                                              closed-loop HTTP/1.1 load in the manner of wrk
               bolt-load [-D secs | -n N] [--warm-up-time 1s] [--qps N] [-c N] [-t N] [-m N] sofarpc://HOST:PORT
                                              Bolt load with sofaload's options, request and report
+              slow-start-server --port N     demo HTTP server answering with its own port (x-backend-port)
+              count --port 2046 --total 100  sends requests through the gateway, prints 'port:  8080 count:  17'
             """;
 
     private BenchMain() {
@@ -33,6 +36,8 @@ public final class BenchMain {
             case "jmh" -> org.openjdk.jmh.Main.main(rest);
             case "http-load" -> HttpLoad.main(rest);
             case "bolt-load" -> BoltLoad.main(rest);
+            case "slow-start-server" -> SlowStartDemo.server(rest);
+            case "count" -> SlowStartDemo.count(rest);
             default -> {
                 System.err.println("unknown tool: " + args[0]);
                 System.err.print(USAGE);

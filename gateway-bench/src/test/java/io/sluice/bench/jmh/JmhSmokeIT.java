@@ -12,7 +12,7 @@ import java.util.Collection;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /** One tiny in-process iteration per benchmark, so the benchmarks keep compiling and running. */
-class HttpProxyBenchmarkIT {
+class JmhSmokeIT {
 
     @Test
     void proxyRoundTripRunsAndMeasuresSomething() throws Exception {
@@ -28,6 +28,24 @@ class HttpProxyBenchmarkIT {
         assertThat(results).hasSize(2); // direct and proxy
         for (RunResult r : results) {
             assertThat(r.getPrimaryResult().getScore()).as(r.getParams().getParam("target")).isPositive();
+        }
+    }
+
+    @Test
+    void edfPickRuns() throws Exception {
+        Options opts = new OptionsBuilder()
+                .include(EdfPickBenchmark.class.getName() + ".pick")
+                .param("hosts", "100")
+                .forks(0)
+                .warmupIterations(0)
+                .measurementIterations(1).measurementTime(TimeValue.milliseconds(200))
+                .threads(2)
+                .shouldFailOnError(true)
+                .build();
+        Collection<RunResult> results = new Runner(opts).run();
+        assertThat(results).hasSize(2); // warming up or not
+        for (RunResult r : results) {
+            assertThat(r.getPrimaryResult().getScore()).isPositive();
         }
     }
 }
