@@ -32,6 +32,7 @@ import io.sluice.core.config.HttpOptions;
 import io.sluice.lb.ClusterBalancer;
 import io.sluice.server.metrics.RequestOutcome;
 import io.sluice.server.route.Route;
+import io.sluice.server.route.RouteTable;
 
 import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
@@ -244,9 +245,12 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             respondError(HttpResponseStatus.BAD_REQUEST, "missing Host header", RequestOutcome.BAD_REQUEST, true);
             return;
         }
-        String path = ProxyHeaders.pathOf(req.uri());
-        route = lc.routes().routeHttp(ProxyHeaders.hostWithoutPort(hostHeader), path, req.method().name(), headers::get);
+        RouteTable table = lc.routes();
+        String path = table.usesPath() ? ProxyHeaders.pathOf(req.uri()) : null;
+        route = table.routeHttp(table.usesHost() ? ProxyHeaders.hostWithoutPort(hostHeader) : null, path,
+                req.method().name(), headers::get);
         if (route == null) {
+            path = ProxyHeaders.pathOf(req.uri());
             respondError(HttpResponseStatus.NOT_FOUND, "no route for " + req.method() + " " + path
                     + (hostHeader == null ? "" : " on host " + hostHeader), RequestOutcome.NO_ROUTE, false);
             return;
@@ -652,10 +656,16 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             return; // the armed timer fires earlier and re-arms for what is left
         }
         if (timer != null) {
-            timer.cancel(false);
+            timer.cancel(false); // rare: the invariant below makes later deadlines fall after the armed timer
         }
-        timerDue = deadline;
-        timer = ctx.executor().schedule(this::onTimer, Math.max(0, deadline - lc.ticker().nanoTime()), TimeUnit.NANOSECONDS);
+        long now = lc.ticker().nanoTime();
+        // Never arm further out than the shortest timeout: any deadline set before this timer fires
+        // is then later than it, so the per-request response deadline never cancels and reschedules.
+        HttpOptions o = lc.options();
+        long horizon = Math.min(Math.min(o.idleTimeout().toNanos(), o.requestHeaderTimeout().toNanos()),
+                lc.routes().minTimeoutNanos());
+        timerDue = Math.min(deadline, now + horizon);
+        timer = ctx.executor().schedule(this::onTimer, Math.max(0, timerDue - now), TimeUnit.NANOSECONDS);
     }
 
     private void cancelTimer() {

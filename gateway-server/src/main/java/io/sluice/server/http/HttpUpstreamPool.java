@@ -8,6 +8,7 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.handler.codec.http.HttpClientCodec;
+import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
 import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.sluice.core.cluster.Host;
@@ -82,7 +83,12 @@ final class HttpUpstreamPool {
                         ch.pipeline().addLast(HttpPipeline.UPSTREAM_CODEC, new HttpClientCodec(new HttpDecoderConfig()
                                         .setMaxInitialLineLength(8192)
                                         .setMaxHeaderSize(65536)
-                                        .setMaxChunkSize(65536), false, false))
+                                        .setMaxChunkSize(65536)
+                                        // the response is parsed strictly; re-validating every header name and
+                                        // value of our own upstreams costs more than it protects
+                                        .setHeadersFactory(DefaultHttpHeadersFactory.headersFactory()
+                                                .withNameValidation(false).withValueValidation(false)),
+                                        false, false))
                                 .addLast(HttpPipeline.UPSTREAM_HANDLER, new UpstreamHandler(HttpUpstreamPool.this, host));
                     }
                 });

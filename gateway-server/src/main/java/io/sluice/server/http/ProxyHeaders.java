@@ -1,5 +1,8 @@
 package io.sluice.server.http;
 
+import java.util.Iterator;
+import java.util.Map;
+
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.util.AsciiString;
@@ -23,6 +26,9 @@ final class ProxyHeaders {
      * {@code Transfer-Encoding} stays: the body is streamed with the same framing.
      */
     static void stripHopByHop(HttpHeaders h) {
+        if (!hasHopByHop(h)) {
+            return; // the common case: one pass over the names, no hash lookups, no removals
+        }
         if (h.contains(HttpHeaderNames.CONNECTION)) {
             List<String> named = h.getAll(HttpHeaderNames.CONNECTION);
             for (String value : named) {
@@ -47,6 +53,33 @@ final class ProxyHeaders {
         h.remove(HttpHeaderNames.UPGRADE);
         h.remove(HttpHeaderNames.PROXY_AUTHORIZATION);
         h.remove(HttpHeaderNames.PROXY_AUTHENTICATE);
+    }
+
+    /** True if any header name is (possibly) hop-by-hop: a cheap length-and-first-letter filter, then an exact check. */
+    static boolean hasHopByHop(HttpHeaders h) {
+        for (Iterator<Map.Entry<CharSequence, CharSequence>> it = h.iteratorCharSequence(); it.hasNext(); ) {
+            CharSequence n = it.next().getKey();
+            int len = n.length();
+            if (len != 2 && len != 7 && len != 10 && len != 16 && len != 18 && len != 19) {
+                continue;
+            }
+            char c = (char) (n.charAt(0) | 0x20);
+            if ((c == 'c' || c == 'k' || c == 'p' || c == 't' || c == 'u') && isHopByHop(n)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static boolean isHopByHop(CharSequence n) {
+        return AsciiString.contentEqualsIgnoreCase(n, HttpHeaderNames.CONNECTION)
+                || AsciiString.contentEqualsIgnoreCase(n, HttpHeaderNames.KEEP_ALIVE)
+                || AsciiString.contentEqualsIgnoreCase(n, PROXY_CONNECTION)
+                || AsciiString.contentEqualsIgnoreCase(n, HttpHeaderNames.TE)
+                || AsciiString.contentEqualsIgnoreCase(n, HttpHeaderNames.TRAILER)
+                || AsciiString.contentEqualsIgnoreCase(n, HttpHeaderNames.UPGRADE)
+                || AsciiString.contentEqualsIgnoreCase(n, HttpHeaderNames.PROXY_AUTHORIZATION)
+                || AsciiString.contentEqualsIgnoreCase(n, HttpHeaderNames.PROXY_AUTHENTICATE);
     }
 
     /** Appends the client address to X-Forwarded-For; sets X-Forwarded-Proto and -Host when absent. */

@@ -18,9 +18,40 @@ import java.util.function.Function;
 public final class RouteTable {
 
     private final Route[] routes;
+    private final boolean usesHost;
+    private final boolean usesPath;
+    private final long minTimeoutNanos;
 
     private RouteTable(Route[] routes) {
         this.routes = routes;
+        boolean host = false;
+        boolean path = false;
+        for (Route r : routes) {
+            host |= !r.config().match().hosts().isEmpty();
+            path |= r.config().match().path() != null;
+        }
+        this.usesHost = host;
+        this.usesPath = path;
+        long min = Long.MAX_VALUE;
+        for (Route r : routes) {
+            min = Math.min(min, r.timeoutNanos());
+        }
+        this.minTimeoutNanos = min;
+    }
+
+    /** The shortest response timeout of any route (Long.MAX_VALUE without routes). */
+    public long minTimeoutNanos() {
+        return minTimeoutNanos;
+    }
+
+    /** False when no route looks at the Host header: callers may skip extracting it. */
+    public boolean usesHost() {
+        return usesHost;
+    }
+
+    /** False when no route looks at the path: callers may skip extracting it. */
+    public boolean usesPath() {
+        return usesPath;
     }
 
     /** Compiles {@code configs}; every referenced cluster must be in {@code clusters} (the config validated that). */
