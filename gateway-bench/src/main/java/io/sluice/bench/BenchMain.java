@@ -20,6 +20,7 @@ public final class BenchMain {
               bolt-load [-D secs | -n N] [--warm-up-time 1s] [--qps N] [-c N] [-t N] [-m N] sofarpc://HOST:PORT
                                              Bolt load with sofaload's options, request and report
               slow-start-server --port N     demo HTTP server answering with its own port (x-backend-port)
+              bolt-server --port N           demo Bolt backend (real bolt RpcServer) answering sofaload's request
               count --port 2046 --total 100  sends requests through the gateway, prints 'port:  8080 count:  17'
             """;
 
@@ -38,6 +39,7 @@ public final class BenchMain {
             case "bolt-load" -> BoltLoad.main(rest);
             case "slow-start-server" -> SlowStartDemo.server(rest);
             case "count" -> SlowStartDemo.count(rest);
+            case "bolt-server" -> SlowStartDemo.boltServer(rest);
             default -> {
                 System.err.println("unknown tool: " + args[0]);
                 System.err.print(USAGE);

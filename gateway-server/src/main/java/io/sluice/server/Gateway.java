@@ -85,6 +85,8 @@ public final class Gateway implements AutoCloseable {
     private CompletableFuture<Void> closeFuture;
     private io.netty.channel.ChannelFuture admin;
     private final List<Meter> clusterMeters = new ArrayList<>();
+    /** Run when a host fails its health check or is ejected (written at start, read from event loops). */
+    private final List<java.util.function.Consumer<Host>> unavailableHooks = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final ChannelGroup adminChannels = new DefaultChannelGroup("sluice-admin", GlobalEventExecutor.INSTANCE);
 
     private Gateway(Builder b) {
@@ -111,7 +113,11 @@ public final class Gateway implements AutoCloseable {
         workers = transport.newGroup(threads, "sluice-worker");
         CompletableFuture<Gateway> result = new CompletableFuture<>();
         NettyHealthProbes probes = new NettyHealthProbes(workers, transport);
-        ClusterEvents events = new ClusterEvents(registry);
+        ClusterEvents events = new ClusterEvents(registry, host -> {
+            for (java.util.function.Consumer<Host> hook : unavailableHooks) {
+                hook.accept(host);
+            }
+        });
         try {
             for (ClusterConfig c : config.clusters()) {
                 LbContext ctx = new LbContext(new EventLoopScheduler(workers.next(), ticker), random)
@@ -167,6 +173,7 @@ public final class Gateway implements AutoCloseable {
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT)
                 .childHandler(new HttpServerInitializer(ctx, downstream));
+        unavailableHooks.add(ctx::closeIdle);
         return new RunningListener(l, metrics, b.bind(l.address(), l.port()), ctx::startDraining, ctx::closePools,
                 ctx::idleUpstreamConnections);
     }

@@ -31,6 +31,15 @@ public final class SlowStartDemo {
         new CountDownLatch(1).await();
     }
 
+    /** {@code bolt-server --port N}: the demo Bolt backend (a real bolt RpcServer answering sofaload's request). */
+    public static void boltServer(String[] args) throws InterruptedException {
+        int port = intOption(args, "--port", 12201);
+        io.sluice.server.demo.DemoBoltBackend b = io.sluice.server.demo.DemoBoltBackend.start("127.0.0.1", port);
+        System.out.println("demo Bolt server listening on 127.0.0.1:" + b.port());
+        Runtime.getRuntime().addShutdownHook(new Thread(b::close));
+        new CountDownLatch(1).await();
+    }
+
     public static void count(String[] args) throws Exception {
         int port = intOption(args, "--port", 2046);
         int total = intOption(args, "--total", 100);

@@ -80,6 +80,16 @@ public final class HttpListenerContext {
     }
 
     /** Closes idle upstream connections of every loop (each on its own loop). */
+    /**
+     * Closes the parked keep-alive connections to {@code host} on every event loop (the host failed
+     * its health check: a parked connection to it may be dead without the kernel knowing).
+     */
+    public void closeIdle(io.sluice.core.cluster.Host host) {
+        for (HttpUpstreamPool pool : pools.values()) {
+            pool.loop().execute(() -> pool.closeIdle(host));
+        }
+    }
+
     public void closePools() {
         for (HttpUpstreamPool pool : pools.values()) {
             if (!pool.loop().isShuttingDown()) {

@@ -124,6 +124,17 @@ final class HttpUpstreamPool {
         }
     }
 
+    /** Closes the parked connections to {@code host}. Event loop only. */
+    void closeIdle(Host host) {
+        ArrayDeque<Channel> q = idle.remove(host);
+        if (q != null) {
+            parked -= q.size();
+            for (Channel ch : q) {
+                ch.close();
+            }
+        }
+    }
+
     int idleCount() {
         return parked;
     }

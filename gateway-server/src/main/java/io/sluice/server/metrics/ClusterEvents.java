@@ -21,9 +21,15 @@ public final class ClusterEvents implements ClusterBalancer.Listener {
     private static final Logger log = LoggerFactory.getLogger("io.sluice.cluster");
 
     private final MeterRegistry registry;
+    private final java.util.function.Consumer<Host> onUnavailable;
 
-    public ClusterEvents(MeterRegistry registry) {
+    /**
+     * @param onUnavailable called when a host fails its health check or is ejected (the gateway
+     *                      closes its parked upstream connections, which may be dead)
+     */
+    public ClusterEvents(MeterRegistry registry, java.util.function.Consumer<Host> onUnavailable) {
         this.registry = registry;
+        this.onUnavailable = onUnavailable;
     }
 
     @Override
@@ -33,6 +39,9 @@ public final class ClusterEvents implements ClusterBalancer.Listener {
         } else {
             log.info("cluster {}: host {} {} -> {} ({})", cluster, host.address(), lower(from), lower(to), reason);
         }
+        if (to == HealthStatus.UNHEALTHY) {
+            onUnavailable.accept(host);
+        }
         Counter.builder("sluice.cluster.health.transitions").tags("cluster", cluster, "to", lower(to))
                 .description("Active health check state changes").register(registry).increment();
     }
@@ -41,6 +50,7 @@ public final class ClusterEvents implements ClusterBalancer.Listener {
     public void onEjected(String cluster, Host host, Duration duration, int ejections, String reason) {
         log.warn("cluster {}: host {} ejected for {} ms (ejection #{}: {})", cluster, host.address(), duration.toMillis(),
                 ejections, reason);
+        onUnavailable.accept(host);
         Counter.builder("sluice.cluster.ejections").tags("cluster", cluster)
                 .description("Hosts ejected by passive outlier detection").register(registry).increment();
     }
