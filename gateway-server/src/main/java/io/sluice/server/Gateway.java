@@ -161,20 +161,25 @@ public final class Gateway implements AutoCloseable {
         return result;
     }
 
-    private RunningListener bindHttp(ListenerConfig l) {
-        ListenerMetrics metrics = new ListenerMetrics(registry, l.name(), "http");
-        HttpListenerContext ctx = new HttpListenerContext(l.name(), RouteTable.compile(l.routes(), clusters), l.http(),
-                metrics, workers, transport, ticker);
-        ServerBootstrap b = new ServerBootstrap()
+    /** Binds a data-path listener: accepts on the boss loop, serves on the workers. */
+    private io.netty.channel.ChannelFuture listen(ListenerConfig l, ChannelInitializer<SocketChannel> pipeline) {
+        return new ServerBootstrap()
                 .group(boss, workers)
                 .channel(transport.serverChannel())
                 .option(ChannelOption.SO_BACKLOG, config.transport().backlog())
                 .option(ChannelOption.SO_REUSEADDR, true)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT)
-                .childHandler(new HttpServerInitializer(ctx, downstream));
+                .childHandler(pipeline)
+                .bind(l.address(), l.port());
+    }
+
+    private RunningListener bindHttp(ListenerConfig l) {
+        ListenerMetrics metrics = new ListenerMetrics(registry, l.name(), "http");
+        HttpListenerContext ctx = new HttpListenerContext(l.name(), RouteTable.compile(l.routes(), clusters), l.http(),
+                metrics, workers, transport, ticker);
         unavailableHooks.add(ctx::closeIdle);
-        return new RunningListener(l, metrics, b.bind(l.address(), l.port()), ctx::startDraining, ctx::closePools,
+        return new RunningListener(l, metrics, listen(l, new HttpServerInitializer(ctx, downstream)), ctx::startDraining, ctx::closePools,
                 ctx::idleUpstreamConnections);
     }
 
@@ -183,15 +188,7 @@ public final class Gateway implements AutoCloseable {
         String dc = l.bolt().defaultCluster();
         BoltListenerContext ctx = new BoltListenerContext(l.name(), RouteTable.compile(l.routes(), clusters), l.bolt(),
                 dc == null ? null : clusters.get(dc), metrics, workers, transport, ticker);
-        ServerBootstrap b = new ServerBootstrap()
-                .group(boss, workers)
-                .channel(transport.serverChannel())
-                .option(ChannelOption.SO_BACKLOG, config.transport().backlog())
-                .option(ChannelOption.SO_REUSEADDR, true)
-                .childOption(ChannelOption.TCP_NODELAY, true)
-                .childOption(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT)
-                .childHandler(new BoltServerInitializer(ctx, downstream));
-        return new RunningListener(l, metrics, b.bind(l.address(), l.port()), ctx::startDraining, ctx::closePools,
+        return new RunningListener(l, metrics, listen(l, new BoltServerInitializer(ctx, downstream)), ctx::startDraining, ctx::closePools,
                 ctx::upstreamConnections);
     }
 

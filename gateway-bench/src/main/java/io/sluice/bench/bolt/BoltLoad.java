@@ -13,6 +13,7 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.sluice.bench.LatencyHistogram;
+import io.sluice.bench.LoadSupport;
 import io.sluice.codec.bolt.BoltDecodeError;
 import io.sluice.codec.bolt.BoltFrame;
 import io.sluice.codec.bolt.BoltFrameDecoder;
@@ -102,16 +103,16 @@ public final class BoltLoad {
                 a = a.substring(0, eq);
             }
             switch (a) {
-                case "-c", "--clients" -> c = Integer.parseInt(inline != null ? inline : value(args, ++i, a));
-                case "-t", "--threads" -> t = Integer.parseInt(inline != null ? inline : value(args, ++i, a));
-                case "-m", "--max-concurrent-streams" -> m = Integer.parseInt(inline != null ? inline : value(args, ++i, a));
-                case "-D", "--duration" -> d = Duration.ofSeconds(Long.parseLong(inline != null ? inline : value(args, ++i, a)));
-                case "-n", "--requests" -> n = Long.parseLong(inline != null ? inline : value(args, ++i, a));
-                case "--warm-up-time" -> warm = duration(inline != null ? inline : value(args, ++i, a));
-                case "--qps" -> qps = Integer.parseInt(inline != null ? inline : value(args, ++i, a));
-                case "-N", "--timeout" -> timeout = duration(inline != null ? inline : value(args, ++i, a));
+                case "-c", "--clients" -> c = Integer.parseInt(inline != null ? inline : LoadSupport.value(args, ++i, a));
+                case "-t", "--threads" -> t = Integer.parseInt(inline != null ? inline : LoadSupport.value(args, ++i, a));
+                case "-m", "--max-concurrent-streams" -> m = Integer.parseInt(inline != null ? inline : LoadSupport.value(args, ++i, a));
+                case "-D", "--duration" -> d = Duration.ofSeconds(Long.parseLong(inline != null ? inline : LoadSupport.value(args, ++i, a)));
+                case "-n", "--requests" -> n = Long.parseLong(inline != null ? inline : LoadSupport.value(args, ++i, a));
+                case "--warm-up-time" -> warm = LoadSupport.duration(inline != null ? inline : LoadSupport.value(args, ++i, a));
+                case "--qps" -> qps = Integer.parseInt(inline != null ? inline : LoadSupport.value(args, ++i, a));
+                case "-N", "--timeout" -> timeout = LoadSupport.duration(inline != null ? inline : LoadSupport.value(args, ++i, a));
                 case "-p", "--no-tls-proto" -> {
-                    String p = inline != null ? inline : value(args, ++i, a);
+                    String p = inline != null ? inline : LoadSupport.value(args, ++i, a);
                     if (!p.equals("sofarpc")) {
                         throw new IllegalArgumentException("only -p sofarpc is supported");
                     }
@@ -130,34 +131,7 @@ public final class BoltLoad {
         return new Options(uri.getHost(), uri.getPort(), c, t, m, d, warm, qps, n, timeout);
     }
 
-    private static String value(String[] args, int i, String option) {
-        if (i >= args.length) {
-            throw new IllegalArgumentException(option + " needs a value");
-        }
-        return args[i];
-    }
 
-    /** sofaload durations: 500ms, 2s, 1m, 1h, or plain seconds. */
-    static Duration duration(String s) {
-        String v = s.trim();
-        try {
-            if (v.endsWith("ms")) {
-                return Duration.ofMillis(Long.parseLong(v.substring(0, v.length() - 2)));
-            }
-            if (v.endsWith("s")) {
-                return Duration.ofMillis((long) (Double.parseDouble(v.substring(0, v.length() - 1)) * 1000));
-            }
-            if (v.endsWith("m")) {
-                return Duration.ofMinutes(Long.parseLong(v.substring(0, v.length() - 1)));
-            }
-            if (v.endsWith("h")) {
-                return Duration.ofHours(Long.parseLong(v.substring(0, v.length() - 1)));
-            }
-            return Duration.ofSeconds(Long.parseLong(v));
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("not a duration: " + s);
-        }
-    }
 
     /** Runs the load; blocks for the run's length. */
     public static Result run(Options o) throws InterruptedException {
@@ -182,7 +156,7 @@ public final class BoltLoad {
                 b.clone().handler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
-                        ch.pipeline().addLast(new ReadCounter(c), new BoltFrameDecoder(), c);
+                        ch.pipeline().addLast(new LoadSupport.ByteCounter(n -> c.bytesRead += n), new BoltFrameDecoder(), c);
                     }
                 }).connect(o.host(), o.port()).addListener((ChannelFuture f) -> {
                     if (!f.isSuccess()) {
@@ -467,20 +441,4 @@ public final class BoltLoad {
         }
     }
 
-    /** Counts bytes read before decoding. */
-    private static final class ReadCounter extends ChannelInboundHandlerAdapter {
-        private final Client client;
-
-        ReadCounter(Client client) {
-            this.client = client;
-        }
-
-        @Override
-        public void channelRead(ChannelHandlerContext ctx, Object msg) {
-            if (msg instanceof ByteBuf b) {
-                client.bytesRead += b.readableBytes();
-            }
-            ctx.fireChannelRead(msg);
-        }
-    }
 }

@@ -22,6 +22,7 @@ import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.sluice.bench.LatencyHistogram;
+import io.sluice.bench.LoadSupport;
 import io.sluice.core.config.TransportConfig;
 import io.sluice.server.transport.Transport;
 
@@ -109,12 +110,12 @@ public final class HttpLoad {
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             switch (a) {
-                case "-c", "--connections" -> c = Integer.parseInt(value(args, ++i, a));
-                case "-t", "--threads" -> t = Integer.parseInt(value(args, ++i, a));
-                case "-d", "--duration" -> d = duration(value(args, ++i, a));
-                case "--timeout" -> timeout = duration(value(args, ++i, a));
+                case "-c", "--connections" -> c = Integer.parseInt(LoadSupport.value(args, ++i, a));
+                case "-t", "--threads" -> t = Integer.parseInt(LoadSupport.value(args, ++i, a));
+                case "-d", "--duration" -> d = LoadSupport.duration(LoadSupport.value(args, ++i, a));
+                case "--timeout" -> timeout = LoadSupport.duration(LoadSupport.value(args, ++i, a));
                 case "-H", "--header" -> {
-                    String h = value(args, ++i, a);
+                    String h = LoadSupport.value(args, ++i, a);
                     int colon = h.indexOf(':');
                     if (colon <= 0) {
                         throw new IllegalArgumentException("header must look like 'Name: value': " + h);
@@ -138,31 +139,7 @@ public final class HttpLoad {
         return new Options(uri, c, t, d, timeout, headers);
     }
 
-    private static String value(String[] args, int i, String option) {
-        if (i >= args.length) {
-            throw new IllegalArgumentException(option + " needs a value");
-        }
-        return args[i];
-    }
 
-    /** Parses wrk-style durations: 10, 10s, 500ms, 2m. */
-    static Duration duration(String s) {
-        String v = s.trim().toLowerCase();
-        try {
-            if (v.endsWith("ms")) {
-                return Duration.ofMillis(Long.parseLong(v.substring(0, v.length() - 2)));
-            }
-            if (v.endsWith("s")) {
-                return Duration.ofMillis((long) (Double.parseDouble(v.substring(0, v.length() - 1)) * 1000));
-            }
-            if (v.endsWith("m")) {
-                return Duration.ofSeconds(Long.parseLong(v.substring(0, v.length() - 1)) * 60);
-            }
-            return Duration.ofSeconds(Long.parseLong(v));
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("not a duration: " + s);
-        }
-    }
 
     /** Runs the load and returns the totals; blocks for about the configured duration. */
     public static Result run(Options o) throws InterruptedException {
@@ -280,7 +257,7 @@ public final class HttpLoad {
             ChannelFuture f = bootstrap.clone().handler(new ChannelInitializer<Channel>() {
                 @Override
                 protected void initChannel(Channel ch) {
-                    ch.pipeline().addLast(new ByteCounter(Conn.this), new HttpClientCodec(), Conn.this);
+                    ch.pipeline().addLast(new LoadSupport.ByteCounter(n -> bytes += n), new HttpClientCodec(), Conn.this);
                 }
             }).connect(o.uri().getHost(), o.port());
             f.addListener((ChannelFuture cf) -> {
@@ -394,20 +371,4 @@ public final class HttpLoad {
         }
     }
 
-    /** Counts the bytes a connection reads (before decoding), like wrk's "read" figure. */
-    private static final class ByteCounter extends ChannelInboundHandlerAdapter {
-        private final Conn conn;
-
-        ByteCounter(Conn conn) {
-            this.conn = conn;
-        }
-
-        @Override
-        public void channelRead(ChannelHandlerContext ctx, Object msg) {
-            if (msg instanceof ByteBuf b) {
-                conn.bytes += b.readableBytes();
-            }
-            ctx.fireChannelRead(msg);
-        }
-    }
 }

@@ -64,7 +64,7 @@ class HttpLoadIT {
     void rejectsBadArguments() {
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> HttpLoad.parse(new String[] {"-c", "1"}))
                 .hasMessageContaining("http:// URL");
-        assertThat(HttpLoad.duration("500ms")).isEqualTo(Duration.ofMillis(500));
-        assertThat(HttpLoad.duration("2m")).isEqualTo(Duration.ofMinutes(2));
+        assertThat(io.sluice.bench.LoadSupport.duration("500ms")).isEqualTo(Duration.ofMillis(500));
+        assertThat(io.sluice.bench.LoadSupport.duration("2m")).isEqualTo(Duration.ofMinutes(2));
     }
 }
