@@ -1,5 +1,6 @@
 package io.sluice.server;
 
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -19,6 +20,7 @@ import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import io.sluice.core.cluster.Host;
 import io.sluice.core.config.ClusterConfig;
+import io.sluice.core.config.ConfigException;
 import io.sluice.core.config.GatewayConfig;
 import io.sluice.core.config.ListenerConfig;
 import io.sluice.core.config.Protocol;
@@ -43,6 +45,7 @@ import org.slf4j.LoggerFactory;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -50,7 +53,10 @@ import java.util.Objects;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiConsumer;
 import java.util.function.IntSupplier;
+import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
 
 /**
@@ -64,6 +70,11 @@ import java.util.random.RandomGenerator;
  * }</pre>
  *
  * No static state: several gateways can run in one JVM without interfering.
+ *
+ * <p>Live reload: {@link #reload(GatewayConfig)} applies a new config in place (clusters, hosts,
+ * weights, routes, timeouts, health checks, slow start, listener options); {@link #reload()} re-reads
+ * the {@linkplain Builder#reloadSource reload source}. Listener binds, the admin listener and the
+ * transport cannot change without a restart: such a config is rejected.
  */
 public final class Gateway implements AutoCloseable {
 
@@ -71,12 +82,14 @@ public final class Gateway implements AutoCloseable {
 
     private enum Phase { NEW, STARTING, RUNNING, DRAINING, CLOSED }
 
-    private final GatewayConfig config;
+    private volatile GatewayConfig config;
+    private final Supplier<GatewayConfig> reloadSource;
     private final MeterRegistry registry;
     private final Ticker ticker;
     private final RandomGenerator random;
     private final Transport transport;
-    private final Map<String, ClusterBalancer> clusters = new LinkedHashMap<>();
+    /** Replaced as a whole on reload (copy on write); readers on any thread see a consistent map. */
+    private volatile Map<String, ClusterBalancer> clusters = Map.of();
     private final Map<String, RunningListener> listeners = new LinkedHashMap<>();
     private final ChannelGroup downstream = new DefaultChannelGroup("sluice-downstream", GlobalEventExecutor.INSTANCE);
     private volatile Phase phase = Phase.NEW;
@@ -84,13 +97,20 @@ public final class Gateway implements AutoCloseable {
     private EventLoopGroup workers;
     private CompletableFuture<Void> closeFuture;
     private io.netty.channel.ChannelFuture admin;
-    private final List<Meter> clusterMeters = new ArrayList<>();
+    private final Map<String, List<Meter>> clusterMeters = new HashMap<>();
+    private final List<Meter> gatewayMeters = new ArrayList<>();
+    private final AtomicLong configVersion = new AtomicLong(1);
+    private NettyHealthProbes probes;
+    private ClusterEvents events;
+    private Counter reloadSuccesses;
+    private Counter reloadFailures;
     /** Run when a host fails its health check or is ejected (written at start, read from event loops). */
     private final List<java.util.function.Consumer<Host>> unavailableHooks = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final ChannelGroup adminChannels = new DefaultChannelGroup("sluice-admin", GlobalEventExecutor.INSTANCE);
 
     private Gateway(Builder b) {
         this.config = b.config;
+        this.reloadSource = b.reloadSource;
         this.registry = b.registry != null ? b.registry : new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         this.ticker = b.ticker;
         this.random = b.random;
@@ -112,26 +132,25 @@ public final class Gateway implements AutoCloseable {
         boss = transport.newGroup(1, "sluice-boss");
         workers = transport.newGroup(threads, "sluice-worker");
         CompletableFuture<Gateway> result = new CompletableFuture<>();
-        NettyHealthProbes probes = new NettyHealthProbes(workers, transport);
-        ClusterEvents events = new ClusterEvents(registry, host -> {
+        probes = new NettyHealthProbes(workers, transport);
+        events = new ClusterEvents(registry, host -> {
             for (java.util.function.Consumer<Host> hook : unavailableHooks) {
                 hook.accept(host);
             }
         });
+        reloadSuccesses = Counter.builder("sluice.config.reloads").tag("result", "success")
+                .description("Config reloads applied (success) or rejected (failure)").register(registry);
+        reloadFailures = Counter.builder("sluice.config.reloads").tag("result", "failure")
+                .description("Config reloads applied (success) or rejected (failure)").register(registry);
+        gatewayMeters.add(reloadSuccesses);
+        gatewayMeters.add(reloadFailures);
+        gatewayMeters.add(Gauge.builder("sluice.config.version", configVersion, AtomicLong::get)
+                .description("Version of the running config: 1 at start, +1 per successful reload").register(registry));
         try {
+            Map<String, ClusterBalancer> built = new LinkedHashMap<>();
+            clusters = built; // filled here under the start lock; shutdown closes what was built if start fails
             for (ClusterConfig c : config.clusters()) {
-                LbContext ctx = new LbContext(new EventLoopScheduler(workers.next(), ticker), random)
-                        .withProbes(probes).withListener(events);
-                ClusterBalancer balancer = ClusterBalancer.create(c, ctx);
-                clusters.put(c.name(), balancer);
-                clusterMeters.add(Gauge.builder("sluice.cluster.hosts.available", balancer,
-                                b -> b.hosts().stream().filter(Host::available).count())
-                        .tags("cluster", c.name()).description("Hosts the balancer may pick (healthy, not ejected)")
-                        .register(registry));
-                clusterMeters.add(Gauge.builder("sluice.cluster.hosts", balancer, b -> b.hosts().size())
-                        .tags("cluster", c.name()).description("Hosts configured").register(registry));
-                clusterMeters.add(Gauge.builder("sluice.cluster.panic", balancer, b -> b.panicking() ? 1 : 0)
-                        .tags("cluster", c.name()).description("1 while the cluster balances over all hosts").register(registry));
+                built.put(c.name(), newBalancer(c));
             }
             List<io.netty.channel.ChannelFuture> binds = new ArrayList<>();
             for (ListenerConfig l : config.listeners()) {
@@ -161,6 +180,32 @@ public final class Gateway implements AutoCloseable {
         return result;
     }
 
+    /** A balancer wired like every other (probes, state-change events, gauges). Caller holds the lock. */
+    private ClusterBalancer newBalancer(ClusterConfig c) {
+        LbContext ctx = new LbContext(new EventLoopScheduler(workers.next(), ticker), random)
+                .withProbes(probes).withListener(events);
+        ClusterBalancer balancer = ClusterBalancer.create(c, ctx);
+        List<Meter> meters = new ArrayList<>();
+        meters.add(Gauge.builder("sluice.cluster.hosts.available", balancer,
+                        b -> b.hosts().stream().filter(Host::available).count())
+                .tags("cluster", c.name()).description("Hosts the balancer may pick (healthy, not ejected)")
+                .register(registry));
+        meters.add(Gauge.builder("sluice.cluster.hosts", balancer, b -> b.hosts().size())
+                .tags("cluster", c.name()).description("Hosts configured").register(registry));
+        meters.add(Gauge.builder("sluice.cluster.panic", balancer, b -> b.panicking() ? 1 : 0)
+                .tags("cluster", c.name()).description("1 while the cluster balances over all hosts").register(registry));
+        clusterMeters.put(c.name(), meters);
+        return balancer;
+    }
+
+    /** Removes the gauges of a cluster (they hold the balancer). Caller holds the lock. */
+    private void removeClusterGauges(String name) {
+        List<Meter> meters = clusterMeters.remove(name);
+        if (meters != null) {
+            meters.forEach(registry::remove);
+        }
+    }
+
     /** Binds a data-path listener: accepts on the boss loop, serves on the workers. */
     private io.netty.channel.ChannelFuture listen(ListenerConfig l, ChannelInitializer<SocketChannel> pipeline) {
         return new ServerBootstrap()
@@ -179,8 +224,8 @@ public final class Gateway implements AutoCloseable {
         HttpListenerContext ctx = new HttpListenerContext(l.name(), RouteTable.compile(l.routes(), clusters), l.http(),
                 metrics, workers, transport, ticker);
         unavailableHooks.add(ctx::closeIdle);
-        return new RunningListener(l, metrics, listen(l, new HttpServerInitializer(ctx, downstream)), ctx::startDraining, ctx::closePools,
-                ctx::idleUpstreamConnections);
+        return new RunningListener(l, metrics, listen(l, new HttpServerInitializer(ctx, downstream)), ctx::startDraining,
+                ctx::closePools, ctx::idleUpstreamConnections, (lc, table) -> ctx.update(table, lc.http()));
     }
 
     private RunningListener bindBolt(ListenerConfig l) {
@@ -188,12 +233,16 @@ public final class Gateway implements AutoCloseable {
         String dc = l.bolt().defaultCluster();
         BoltListenerContext ctx = new BoltListenerContext(l.name(), RouteTable.compile(l.routes(), clusters), l.bolt(),
                 dc == null ? null : clusters.get(dc), metrics, workers, transport, ticker);
-        return new RunningListener(l, metrics, listen(l, new BoltServerInitializer(ctx, downstream)), ctx::startDraining, ctx::closePools,
-                ctx::upstreamConnections);
+        return new RunningListener(l, metrics, listen(l, new BoltServerInitializer(ctx, downstream)), ctx::startDraining,
+                ctx::closePools, ctx::upstreamConnections, (lc, table) -> {
+                    String d = lc.bolt().defaultCluster();
+                    ctx.update(table, lc.bolt(), d == null ? null : clusters.get(d));
+                });
     }
 
     private io.netty.channel.ChannelFuture bindAdmin() {
-        AdminHandler handler = new AdminHandler(registry, this::clusters, () -> phase == Phase.RUNNING);
+        AdminHandler handler = new AdminHandler(registry, this::clusters, () -> phase == Phase.RUNNING, this::config,
+                reloadSource == null ? null : () -> reload().summary());
         ServerBootstrap b = new ServerBootstrap()
                 .group(boss) // not the workers: the admin API answers even when the data path is saturated
                 .channel(transport.serverChannel())
@@ -229,6 +278,190 @@ public final class Gateway implements AutoCloseable {
     /** The running configuration. */
     public GatewayConfig config() {
         return config;
+    }
+
+    /** The version of the running config: 1 as started, plus one per successful reload. */
+    public long configVersion() {
+        return configVersion.get();
+    }
+
+    /**
+     * Re-reads the {@linkplain Builder#reloadSource reload source} and applies it like
+     * {@link #reload(GatewayConfig)}. Blocks while the source reads its file: call it off the event loops.
+     *
+     * @throws ConfigException       if the source's config is invalid or cannot be applied (the old one keeps running)
+     * @throws IllegalStateException if the gateway has no reload source or is not running
+     */
+    public ReloadResult reload() {
+        if (reloadSource == null) {
+            throw new IllegalStateException("this gateway has no reload source: it was configured in code"
+                    + " (embedded, or the jar's demo mode without -c); call Gateway.reload(GatewayConfig)");
+        }
+        checkRunning();
+        GatewayConfig next;
+        try {
+            next = reloadSource.get();
+        } catch (ConfigException e) {
+            rejected(e);
+            throw e;
+        }
+        return reload(next);
+    }
+
+    /**
+     * Applies {@code newConfig} to the running gateway without dropping traffic. Synchronous and
+     * non-blocking (it takes the gateway's lock briefly; safe on any thread); reloads are serialized.
+     *
+     * <p>The config is checked completely before anything changes: the records validate themselves
+     * when built, and here the listeners (names, protocols, addresses, ports), the admin listener
+     * and the transport must equal the running ones — changing them needs a restart, and such a
+     * config is rejected with a {@link ConfigException} naming the JSON path. Everything else applies
+     * in place:
+     * <ul>
+     *   <li>clusters added get a new balancer (probes, events, gauges); removed ones are closed once
+     *       the new route tables no longer reference them (requests in flight to them finish) and
+     *       their meters are removed; changed ones are {@linkplain ClusterBalancer#update updated}:
+     *       kept hosts keep health, ejection state and warm-up clock, added hosts warm up. A cluster
+     *       whose protocol changes is replaced by a new balancer.</li>
+     *   <li>every listener gets a new route table and options, swapped atomically: the next request
+     *       on every connection uses them, requests in flight finish on the old route. HTTP limits
+     *       and timeouts and the Bolt frame limit of downstream connections apply to new
+     *       connections (and per request where the handler reads them); the Bolt upstream frame
+     *       limit stays as started.</li>
+     *   <li>the drain timeout applies to the next shutdown.</li>
+     * </ul>
+     * Counts {@code sluice.config.reloads{result}}, bumps {@code sluice.config.version}, logs one line.
+     *
+     * @throws ConfigException       if the config cannot be applied (nothing changed)
+     * @throws IllegalStateException if the gateway is not running
+     */
+    public synchronized ReloadResult reload(GatewayConfig newConfig) {
+        Objects.requireNonNull(newConfig, "newConfig");
+        checkRunning();
+        try {
+            checkReloadable(newConfig);
+        } catch (ConfigException e) {
+            rejected(e);
+            throw e;
+        }
+        GatewayConfig old = config;
+        Map<String, ClusterBalancer> running = clusters;
+        Map<String, ClusterBalancer> next = new LinkedHashMap<>();
+        List<String> added = new ArrayList<>();
+        List<String> updated = new ArrayList<>();
+        List<ClusterBalancer> retired = new ArrayList<>();
+        for (ClusterConfig c : newConfig.clusters()) {
+            ClusterBalancer b = running.get(c.name());
+            if (b == null) {
+                next.put(c.name(), newBalancer(c));
+                added.add(c.name());
+            } else if (b.config().equals(c)) {
+                next.put(c.name(), b);
+            } else if (b.config().protocol() != c.protocol()) {
+                retired.add(b);
+                removeClusterGauges(c.name());
+                next.put(c.name(), newBalancer(c));
+                updated.add(c.name());
+            } else {
+                b.update(c);
+                next.put(c.name(), b);
+                updated.add(c.name());
+            }
+        }
+        List<String> removed = new ArrayList<>();
+        for (ClusterBalancer b : running.values()) {
+            if (!next.containsKey(b.name())) {
+                retired.add(b);
+                removed.add(b.name());
+            }
+        }
+        Map<String, ClusterBalancer> published = Collections.unmodifiableMap(next);
+        // compile every table before swapping any (compile only fails on a bug: the config validated its clusters)
+        Map<String, RouteTable> tables = new HashMap<>();
+        for (ListenerConfig l : newConfig.listeners()) {
+            tables.put(l.name(), RouteTable.compile(l.routes(), published));
+        }
+        clusters = published;
+        List<String> changedListeners = new ArrayList<>();
+        for (ListenerConfig l : newConfig.listeners()) {
+            RunningListener rl = listeners.get(l.name());
+            rl.reconfigure.accept(l, tables.get(l.name()));
+            if (!rl.config.equals(l)) {
+                changedListeners.add(l.name());
+            }
+            listeners.put(l.name(), rl.withConfig(l));
+        }
+        // no route references a retired balancer any more; in-flight requests keep their host and finish
+        for (ClusterBalancer b : retired) {
+            b.close();
+        }
+        for (String name : removed) {
+            removeClusterGauges(name);
+            for (Meter m : registry.getMeters()) {
+                if (m.getId().getName().startsWith("sluice.cluster.") && name.equals(m.getId().getTag("cluster"))) {
+                    registry.remove(m);
+                }
+            }
+        }
+        config = newConfig;
+        long version = configVersion.incrementAndGet();
+        reloadSuccesses.increment();
+        ReloadResult result = new ReloadResult(version, added, removed, updated, changedListeners);
+        log.info("config reloaded: {}{}", result.summary(),
+                old.drainTimeout().equals(newConfig.drainTimeout()) ? "" : "; drain_timeout " + newConfig.drainTimeout());
+        return result;
+    }
+
+    private void checkRunning() {
+        if (phase != Phase.RUNNING) {
+            throw new IllegalStateException("cannot reload: the gateway is " + phase.name().toLowerCase(java.util.Locale.ROOT));
+        }
+    }
+
+    private void rejected(ConfigException e) {
+        if (reloadFailures != null) {
+            reloadFailures.increment();
+        }
+        log.warn("config reload rejected, version {} keeps running: {}", configVersion.get(), e.getMessage());
+    }
+
+    /** What a reload cannot change: listener binds (and the set of listeners), the admin listener, the transport. */
+    private void checkReloadable(GatewayConfig next) {
+        GatewayConfig cur = config;
+        Map<String, ListenerConfig> running = new LinkedHashMap<>();
+        for (ListenerConfig l : cur.listeners()) {
+            running.put(l.name(), l);
+        }
+        String restart = " (changing listeners needs a restart)";
+        for (int i = 0; i < next.listeners().size(); i++) {
+            ListenerConfig l = next.listeners().get(i);
+            String at = "$.listeners[" + i + "]";
+            ListenerConfig r = running.remove(l.name());
+            if (r == null) {
+                throw new ConfigException(at + ".name", l.name(),
+                        "one of the running listeners " + listeners.keySet() + " (adding a listener needs a restart)");
+            }
+            if (r.protocol() != l.protocol()) {
+                throw new ConfigException(at + ".protocol", l.protocol().name().toLowerCase(java.util.Locale.ROOT),
+                        "the running " + r.protocol().name().toLowerCase(java.util.Locale.ROOT) + restart);
+            }
+            if (!r.address().equals(l.address())) {
+                throw new ConfigException(at + ".address", l.address(), "the running \"" + r.address() + "\"" + restart);
+            }
+            if (r.port() != l.port()) {
+                throw new ConfigException(at + ".port", l.port(), "the running " + r.port() + restart);
+            }
+        }
+        if (!running.isEmpty()) {
+            throw new ConfigException("$.listeners", "no listener " + running.keySet(),
+                    "every running listener " + listeners.keySet() + " (removing a listener needs a restart)");
+        }
+        if (!cur.admin().equals(next.admin())) {
+            throw new ConfigException("$.admin", next.admin(), "the running " + cur.admin() + " (changing the admin listener needs a restart)");
+        }
+        if (!cur.transport().equals(next.transport())) {
+            throw new ConfigException("$.transport", next.transport(), "the running " + cur.transport() + " (changing the transport needs a restart)");
+        }
     }
 
     public MeterRegistry meterRegistry() {
@@ -326,11 +559,15 @@ public final class Gateway implements AutoCloseable {
                 l.closePools.run();
                 l.metrics.close();
             }
-            for (ClusterBalancer c : clusters.values()) {
-                c.close();
-            }
-            for (Meter m : clusterMeters) {
-                registry.remove(m);
+            synchronized (this) {
+                for (ClusterBalancer c : clusters.values()) {
+                    c.close();
+                }
+                for (List<Meter> ms : clusterMeters.values()) {
+                    ms.forEach(registry::remove);
+                }
+                clusterMeters.clear();
+                gatewayMeters.forEach(registry::remove);
             }
         } catch (RuntimeException e) {
             log.warn("error while closing; shutting the event loops down anyway", e);
@@ -356,9 +593,17 @@ public final class Gateway implements AutoCloseable {
         shutdown().join();
     }
 
+    /**
+     * @param reconfigure swaps in a listener config's options and its route table (compiled against the running clusters)
+     */
     private record RunningListener(ListenerConfig config, ListenerMetrics metrics,
                                    io.netty.channel.ChannelFuture bindFuture, Runnable startDraining,
-                                   Runnable closePools, IntSupplier upstreamConnections) {
+                                   Runnable closePools, IntSupplier upstreamConnections,
+                                   BiConsumer<ListenerConfig, RouteTable> reconfigure) {
+
+        RunningListener withConfig(ListenerConfig c) {
+            return new RunningListener(c, metrics, bindFuture, startDraining, closePools, upstreamConnections, reconfigure);
+        }
     }
 
     /** Builds a {@link Gateway}. Only {@link #config} is required. */
@@ -367,6 +612,7 @@ public final class Gateway implements AutoCloseable {
         private MeterRegistry registry;
         private Ticker ticker = Ticker.system();
         private RandomGenerator random = new SplittableRandom();
+        private Supplier<GatewayConfig> reloadSource;
 
         private Builder() {
         }
@@ -390,6 +636,16 @@ public final class Gateway implements AutoCloseable {
         /** Random source for load-balancer pre-picks and health-check jitter (seed it in tests). */
         public Builder random(RandomGenerator random) {
             this.random = Objects.requireNonNull(random);
+            return this;
+        }
+
+        /**
+         * Where {@link Gateway#reload()}, the admin {@code POST /reload} and (in the standalone jar)
+         * SIGHUP get the new config from, typically {@code () -> ConfigLoader.load(path).config()}. It
+         * may block (file I/O) and throw {@link ConfigException}. Default: none (reload answers 409).
+         */
+        public Builder reloadSource(Supplier<GatewayConfig> source) {
+            this.reloadSource = source;
             return this;
         }
 

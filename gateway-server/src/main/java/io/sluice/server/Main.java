@@ -38,7 +38,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <p>Without {@code -c} it runs the embedded default: three demo HTTP backends in this process
  * (weights 1:2:3, free loopback ports) behind a listener on 127.0.0.1:2046. With {@code -c} it
  * runs that config and starts nothing else. SIGTERM and SIGINT drain in-flight requests (up to
- * {@code drain_timeout}) and exit 0.
+ * {@code drain_timeout}) and exit 0. SIGHUP (like the admin {@code POST /reload}) re-reads the
+ * {@code -c} file and applies it live; a bad file is reported and the running config stays.
  *
  * <p>Exit codes: 0 clean stop (or a config that passed {@code --check}), 1 runtime failure (for
  * example a port already in use), 2 invalid config or command line.
@@ -195,7 +196,18 @@ public final class Main {
                 demoBolt = DemoBoltBackend.start("127.0.0.1", 0);
                 config = defaultConfig(ports, demoBolt.port(), o);
             }
-            gateway = Gateway.builder().config(config).build();
+            Gateway.Builder builder = Gateway.builder().config(config);
+            if (o.config() != null) {
+                Path file = o.config();
+                builder.reloadSource(() -> {
+                    LoadedConfig loaded = ConfigLoader.load(file);
+                    for (String w : loaded.warnings()) {
+                        err.println("sluice: warning: " + w);
+                    }
+                    return loaded.config();
+                });
+            }
+            gateway = builder.build();
             gateway.start().join();
         } catch (ConfigException e) {
             err.println("sluice: invalid config: " + e.getMessage());
@@ -235,6 +247,8 @@ public final class Main {
             stopped.countDown();
         };
         Signals.onTermination(stop);
+        Path configFile = o.config();
+        Signals.onHangup(() -> reloadOnHangup(gateway, configFile, err));
         Thread hook = new Thread(stop, "sluice-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         try {
@@ -243,6 +257,22 @@ public final class Main {
             Thread.currentThread().interrupt();
         }
         return EXIT_OK;
+    }
+
+    /** SIGHUP: reload from the -c file; report the outcome; never exit. */
+    static void reloadOnHangup(Gateway gateway, Path file, PrintStream err) {
+        if (file == null) {
+            err.println("sluice: SIGHUP: nothing to reload (running the embedded default config, not a -c file)");
+            return;
+        }
+        try {
+            ReloadResult r = gateway.reload();
+            err.println("sluice: SIGHUP: reloaded " + file + ": " + r.summary());
+        } catch (ConfigException e) {
+            err.println("sluice: SIGHUP: invalid config " + file + ", the running config stays: " + e.getMessage());
+        } catch (RuntimeException e) {
+            err.println("sluice: SIGHUP: reload of " + file + " failed, the running config stays: " + e);
+        }
     }
 
     /**
@@ -281,7 +311,7 @@ public final class Main {
         }
         if (gw.adminAddress() != null) {
             sb.append("  admin     http://").append(gw.adminAddress().getHostString()).append(':')
-                    .append(gw.adminAddress().getPort()).append("/  (/metrics /ready /clusters)\n");
+                    .append(gw.adminAddress().getPort()).append("/  (/metrics /ready /healthz /clusters /config, POST /reload)\n");
         }
         for (ClusterBalancer c : gw.clusters().values()) {
             sb.append("  cluster   ").append(c.name()).append("  ").append(c.config().lb().name().toLowerCase()).append(':');
@@ -309,7 +339,7 @@ public final class Main {
             sb.append("bolt:  java -jar gateway-bench/target/benchmarks.jar bolt-load -D 5 -c 8 -m 4 -t 2 ").append(firstBolt)
                     .append("   (or sofaload with the same options and -p sofarpc)\n");
         }
-        sb.append("stop:  Ctrl-C or SIGTERM (drains in-flight requests)\n");
+        sb.append("stop:  Ctrl-C or SIGTERM (drains in-flight requests); reload the -c file: SIGHUP or POST /reload\n");
         return sb.toString();
     }
 

@@ -5,13 +5,32 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Runs an action on SIGTERM and SIGINT instead of the JVM's default exit, so the gateway can drain
- * and then exit with status 0 (a shutdown hook alone would make the process exit with 143/130).
+ * and then exit with status 0 (a shutdown hook alone would make the process exit with 143/130);
+ * and a reload action on SIGHUP.
  */
 final class Signals {
 
     private static final Logger log = LoggerFactory.getLogger(Signals.class);
 
     private Signals() {
+    }
+
+    /**
+     * Runs {@code action} on its own thread on every SIGHUP (the reload signal). Returns false where
+     * the JVM does not let us handle it (then SIGHUP keeps its default: the JVM exits).
+     */
+    static boolean onHangup(Runnable action) {
+        try {
+            sun.misc.Signal.handle(new sun.misc.Signal("HUP"), sig -> {
+                Thread t = new Thread(action, "sluice-signal-HUP");
+                t.setDaemon(true);
+                t.start();
+            });
+            return true;
+        } catch (IllegalArgumentException | UnsupportedOperationException e) {
+            log.debug("signal HUP cannot be handled here ({}); no reload on SIGHUP", e.getMessage());
+            return false;
+        }
     }
 
     static void onTermination(Runnable action) {

@@ -17,6 +17,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -86,6 +88,75 @@ class JarIT {
             assertThat(metrics.body()).contains("sluice_requests_total{");
 
             p.destroy(); // SIGTERM: drain, then exit 0
+            assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+            assertThat(p.exitValue()).isZero();
+        } finally {
+            p.destroyForcibly();
+        }
+    }
+
+    /** Reads the process output on a thread; {@link #await} waits for a line containing a text. */
+    private static BlockingQueue<String> lines(Process p) {
+        BlockingQueue<String> q = new LinkedBlockingQueue<>();
+        Thread t = new Thread(() -> {
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = r.readLine()) != null) {
+                    q.add(line);
+                }
+            } catch (IOException e) {
+                // process gone
+            }
+        }, "jar-output");
+        t.setDaemon(true);
+        t.start();
+        return q;
+    }
+
+    private static String await(BlockingQueue<String> q, String text) throws InterruptedException {
+        StringBuilder seen = new StringBuilder();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < deadline) {
+            String line = q.poll(100, TimeUnit.MILLISECONDS);
+            if (line != null) {
+                seen.append(line).append('\n');
+                if (line.contains(text)) {
+                    return line;
+                }
+            }
+        }
+        throw new AssertionError("no line containing \"" + text + "\" in:\n" + seen);
+    }
+
+    private static void hangup(Process p) throws Exception {
+        Process kill = new ProcessBuilder("kill", "-HUP", Long.toString(p.pid())).start();
+        assertThat(kill.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(kill.exitValue()).isZero();
+    }
+
+    @Test
+    void sighupReloadsTheConfigFileAndSurvivesABadOne(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("sluice.json");
+        String config = """
+                {"listeners": [{"name": "web", "port": 0, "routes": [{"cluster": "api"}]}],
+                 "clusters": [{"name": "api", "hosts": [{"address": "127.0.0.1:9", "weight": 1}]}],
+                 "admin": {"port": 0}}
+                """;
+        Files.writeString(file, config);
+        Process p = start("-c", file.toString());
+        try {
+            BlockingQueue<String> out = lines(p);
+            await(out, "stop:");
+            Files.writeString(file, config.replace("\"weight\": 1", "\"weight\": 5"));
+            hangup(p);
+            assertThat(await(out, "SIGHUP:")).contains("reloaded", "config version 2", "updated [api]");
+
+            Files.writeString(file, config.replace("\"weight\": 1", "\"weight\": -5"));
+            hangup(p);
+            assertThat(await(out, "SIGHUP:")).contains("invalid config", "$.clusters[0].hosts[0].weight", "-5");
+            assertThat(p.isAlive()).isTrue();
+
+            p.destroy();
             assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
             assertThat(p.exitValue()).isZero();
         } finally {

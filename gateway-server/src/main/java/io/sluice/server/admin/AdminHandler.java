@@ -22,7 +22,10 @@ import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.QueryStringDecoder;
 import io.sluice.core.cluster.Host;
+import io.sluice.core.config.ConfigException;
+import io.sluice.core.config.GatewayConfig;
 import io.sluice.lb.ClusterBalancer;
+import io.sluice.server.config.ConfigJson;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
@@ -31,13 +34,18 @@ import java.util.function.Supplier;
 
 /**
  * The admin API, after {@code HttpServerCodec} and {@code HttpObjectAggregator} on the admin
- * listener. Read-only endpoints:
+ * listener. Endpoints:
  * <ul>
  *   <li>{@code GET /metrics} — Prometheus text format</li>
- *   <li>{@code GET /ready} — 200 while serving, 503 while draining (for load-balancer health checks)</li>
+ *   <li>{@code GET /ready} — 200 while serving, 503 while starting or draining (for load-balancer health checks)</li>
+ *   <li>{@code GET /healthz} — 200 while the process is up (liveness), also while draining</li>
  *   <li>{@code GET /clusters} — JSON: every cluster, its policy and hosts (weight, health, ejection, in-flight)</li>
+ *   <li>{@code GET /config} — the running config as native-format JSON</li>
+ *   <li>{@code POST /reload} — re-read the config source and apply it: 200 with a one-line summary,
+ *       400 with the config error (the old config keeps running), 409 when there is nothing to reload from</li>
  *   <li>{@code GET /} — the list of endpoints</li>
  * </ul>
+ * Every endpoint but {@code /reload} is read-only and answers only GET and HEAD.
  */
 @ChannelHandler.Sharable
 public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
@@ -45,19 +53,49 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
     private static final String INDEX = """
             sluice admin
-              GET /metrics   Prometheus metrics
-              GET /ready     200 while serving, 503 while draining
-              GET /clusters  clusters and hosts (JSON)
+              GET  /metrics   Prometheus metrics
+              GET  /ready     200 while serving, 503 while starting or draining
+              GET  /healthz   200 while the process is up (liveness)
+              GET  /clusters  clusters and hosts (JSON)
+              GET  /config    the running config (JSON, native format)
+              POST /reload    re-read the config file and apply it
             """;
 
     private final MeterRegistry registry;
     private final Supplier<Map<String, ClusterBalancer>> clusters;
     private final BooleanSupplier ready;
+    private final Supplier<GatewayConfig> config;
+    private final Reloader reloader;
 
+    /** Re-reads the config source and applies it. */
+    @FunctionalInterface
+    public interface Reloader {
+        /**
+         * Blocking (reads a file); the handler calls it off the event loop.
+         *
+         * @return a one-line summary of what changed
+         * @throws ConfigException       invalid config, the running one stays
+         * @throws IllegalStateException the gateway cannot reload now
+         */
+        String reload();
+    }
+
+    /** Read-only admin API without {@code /config} content and without {@code /reload}. */
     public AdminHandler(MeterRegistry registry, Supplier<Map<String, ClusterBalancer>> clusters, BooleanSupplier ready) {
+        this(registry, clusters, ready, null, null);
+    }
+
+    /**
+     * @param config   the running config for {@code GET /config} (null: 404)
+     * @param reloader what {@code POST /reload} runs (null: 409, nothing to reload from)
+     */
+    public AdminHandler(MeterRegistry registry, Supplier<Map<String, ClusterBalancer>> clusters, BooleanSupplier ready,
+                        Supplier<GatewayConfig> config, Reloader reloader) {
         this.registry = registry;
         this.clusters = clusters;
         this.ready = ready;
+        this.config = config;
+        this.reloader = reloader;
     }
 
     @Override
@@ -66,11 +104,19 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
             send(ctx, req, HttpResponseStatus.BAD_REQUEST, "text/plain", "malformed request\n");
             return;
         }
-        if (!req.method().equals(HttpMethod.GET) && !req.method().equals(HttpMethod.HEAD)) {
-            send(ctx, req, HttpResponseStatus.METHOD_NOT_ALLOWED, "text/plain", "the admin API is read-only: use GET\n");
+        String path = new QueryStringDecoder(req.uri()).path();
+        if (path.equals("/reload")) {
+            if (!req.method().equals(HttpMethod.POST)) {
+                send(ctx, req, HttpResponseStatus.METHOD_NOT_ALLOWED, "text/plain", "/reload changes state: use POST\n");
+            } else {
+                reload(ctx, req);
+            }
             return;
         }
-        String path = new QueryStringDecoder(req.uri()).path();
+        if (!req.method().equals(HttpMethod.GET) && !req.method().equals(HttpMethod.HEAD)) {
+            send(ctx, req, HttpResponseStatus.METHOD_NOT_ALLOWED, "text/plain", "this endpoint is read-only: use GET\n");
+            return;
+        }
         switch (path) {
             case "/", "" -> send(ctx, req, HttpResponseStatus.OK, "text/plain", INDEX);
             case "/metrics" -> {
@@ -86,9 +132,41 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
                 send(ctx, req, ok ? HttpResponseStatus.OK : HttpResponseStatus.SERVICE_UNAVAILABLE, "text/plain",
                         ok ? "ready\n" : "draining\n");
             }
+            case "/healthz" -> send(ctx, req, HttpResponseStatus.OK, "text/plain", "ok\n");
             case "/clusters" -> send(ctx, req, HttpResponseStatus.OK, "application/json", clustersJson());
+            case "/config" -> {
+                if (config == null) {
+                    send(ctx, req, HttpResponseStatus.NOT_FOUND, "text/plain", "no config to show\n");
+                } else {
+                    send(ctx, req, HttpResponseStatus.OK, "application/json", ConfigJson.render(config.get()) + "\n");
+                }
+            }
             default -> send(ctx, req, HttpResponseStatus.NOT_FOUND, "text/plain", "no admin endpoint " + path + "\n" + INDEX);
         }
+    }
+
+    /** Runs the reload on its own thread (it reads a file) and answers from there. */
+    private void reload(ChannelHandlerContext ctx, FullHttpRequest req) {
+        if (reloader == null) {
+            send(ctx, req, HttpResponseStatus.CONFLICT, "text/plain", "nothing to reload from: this gateway was not"
+                    + " started from a config file (embedded use or demo mode); reload it with Gateway.reload(config)\n");
+            return;
+        }
+        Thread t = new Thread(() -> {
+            try {
+                String summary = reloader.reload();
+                send(ctx, req, HttpResponseStatus.OK, "text/plain", summary + "\n");
+            } catch (ConfigException e) {
+                send(ctx, req, HttpResponseStatus.BAD_REQUEST, "text/plain",
+                        "config rejected, the running config stays: " + e.getMessage() + "\n");
+            } catch (IllegalStateException e) {
+                send(ctx, req, HttpResponseStatus.CONFLICT, "text/plain", e.getMessage() + "\n");
+            } catch (RuntimeException e) {
+                send(ctx, req, HttpResponseStatus.INTERNAL_SERVER_ERROR, "text/plain", "reload failed: " + e + "\n");
+            }
+        }, "sluice-admin-reload");
+        t.setDaemon(true);
+        t.start();
     }
 
     private String clustersJson() {

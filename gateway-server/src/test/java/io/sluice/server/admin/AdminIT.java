@@ -48,6 +48,15 @@ class AdminIT {
             assertThat(client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + g.adminAddress().getPort() + "/ready"))
                     .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString()).statusCode())
                     .isEqualTo(405);
+
+            assertThat(admin(g, "/healthz").body()).isEqualTo("ok\n");
+            assertThat(admin(g, "/config").body()).contains("\"name\" : \"web\"");
+            // configured in code: nothing to reload from
+            HttpResponse<String> reload = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+                    + g.adminAddress().getPort() + "/reload")).POST(HttpRequest.BodyPublishers.noBody()).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(reload.statusCode()).isEqualTo(409);
+            assertThat(reload.body()).contains("Gateway.reload");
         }
     }
 

@@ -1,0 +1,188 @@
+package io.sluice.server.config;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sluice.core.config.AdminConfig;
+import io.sluice.core.config.BoltOptions;
+import io.sluice.core.config.ClusterConfig;
+import io.sluice.core.config.GatewayConfig;
+import io.sluice.core.config.HeaderMatch;
+import io.sluice.core.config.HealthCheckConfig;
+import io.sluice.core.config.HostConfig;
+import io.sluice.core.config.HttpOptions;
+import io.sluice.core.config.ListenerConfig;
+import io.sluice.core.config.OutlierConfig;
+import io.sluice.core.config.PoolConfig;
+import io.sluice.core.config.Protocol;
+import io.sluice.core.config.RouteConfig;
+import io.sluice.core.config.RouteMatch;
+import io.sluice.core.config.SlowStartConfig;
+import io.sluice.core.config.StatusRange;
+import io.sluice.core.config.StringMatch;
+import io.sluice.core.config.TransportConfig;
+import io.sluice.core.config.DurationFormat;
+
+import java.time.Duration;
+import java.util.Locale;
+
+/**
+ * Renders a {@link GatewayConfig} in the native file format ({@code docs/config.md}), every value
+ * explicit (defaults filled in), durations as {@code "5s"} strings. The output loads back with
+ * {@link ConfigLoader#parse} into an equal config, whatever format the original file was in.
+ * The config holds no secrets today; a future secret field must be redacted here.
+ */
+public final class ConfigJson {
+
+    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+    private ConfigJson() {
+    }
+
+    /** The config as indented JSON text. */
+    public static String render(GatewayConfig c) {
+        try {
+            return JSON.writeValueAsString(tree(c));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** The config as a Jackson tree. */
+    public static ObjectNode tree(GatewayConfig c) {
+        ObjectNode root = JSON.createObjectNode();
+        ArrayNode listeners = root.putArray("listeners");
+        for (ListenerConfig l : c.listeners()) {
+            listener(listeners.addObject(), l);
+        }
+        ArrayNode clusters = root.putArray("clusters");
+        for (ClusterConfig cl : c.clusters()) {
+            cluster(clusters.addObject(), cl);
+        }
+        AdminConfig a = c.admin();
+        root.putObject("admin").put("enabled", a.enabled()).put("address", a.address()).put("port", a.port());
+        TransportConfig t = c.transport();
+        root.putObject("transport").put("type", t.type()).put("worker_threads", t.workerThreads()).put("backlog", t.backlog());
+        root.put("drain_timeout", d(c.drainTimeout()));
+        return root;
+    }
+
+    private static void listener(ObjectNode o, ListenerConfig l) {
+        o.put("name", l.name()).put("protocol", protocol(l.protocol())).put("address", l.address()).put("port", l.port());
+        ArrayNode routes = o.putArray("routes");
+        for (RouteConfig r : l.routes()) {
+            route(routes.addObject(), r);
+        }
+        if (l.protocol() == Protocol.HTTP) {
+            HttpOptions h = l.http();
+            o.putObject("http").put("max_initial_line_length", h.maxInitialLineLength())
+                    .put("max_header_size", h.maxHeaderSize()).put("max_request_body", h.maxRequestBodyBytes())
+                    .put("idle_timeout", d(h.idleTimeout())).put("request_header_timeout", d(h.requestHeaderTimeout()))
+                    .put("preserve_host", h.preserveHost()).put("x_forwarded", h.xForwarded());
+        } else {
+            BoltOptions b = l.bolt();
+            ObjectNode bn = o.putObject("bolt").put("max_frame_length", b.maxFrameLength())
+                    .put("idle_timeout", d(b.idleTimeout()));
+            if (b.defaultCluster() != null) {
+                bn.put("default_cluster", b.defaultCluster());
+            }
+        }
+    }
+
+    private static void route(ObjectNode o, RouteConfig r) {
+        if (r.name() != null) {
+            o.put("name", r.name());
+        }
+        RouteMatch m = r.match();
+        if (!m.equals(RouteMatch.ANY)) {
+            ObjectNode mn = o.putObject("match");
+            if (!m.hosts().isEmpty()) {
+                m.hosts().forEach(mn.putArray("hosts")::add);
+            }
+            if (m.path() != null) {
+                match(mn.putObject("path"), m.path());
+            }
+            if (!m.methods().isEmpty()) {
+                m.methods().forEach(mn.putArray("methods")::add);
+            }
+            if (!m.headers().isEmpty()) {
+                ArrayNode hs = mn.putArray("headers");
+                for (HeaderMatch h : m.headers()) {
+                    ObjectNode hn = hs.addObject().put("name", h.name());
+                    if (h.value() == null) {
+                        hn.put("present", true);
+                    } else {
+                        match(hn, h.value());
+                    }
+                }
+            }
+            if (m.service() != null) {
+                match(mn.putObject("service"), m.service());
+            }
+            if (m.rpcMethod() != null) {
+                match(mn.putObject("method"), m.rpcMethod());
+            }
+        }
+        o.put("cluster", r.cluster());
+        if (r.prefixRewrite() != null) {
+            o.put("prefix_rewrite", r.prefixRewrite());
+        }
+        if (r.timeout() != null) {
+            o.put("timeout", d(r.timeout()));
+        }
+    }
+
+    private static void match(ObjectNode o, StringMatch m) {
+        o.put(m.kind().name().toLowerCase(Locale.ROOT), m.value());
+    }
+
+    private static void cluster(ObjectNode o, ClusterConfig c) {
+        o.put("name", c.name()).put("protocol", protocol(c.protocol())).put("lb", c.lb().jsonName());
+        ArrayNode hosts = o.putArray("hosts");
+        for (HostConfig h : c.hosts()) {
+            hosts.addObject().put("address", h.address()).put("weight", h.weight());
+        }
+        o.put("connect_timeout", d(c.connectTimeout())).put("response_timeout", d(c.responseTimeout()));
+        PoolConfig p = c.pool();
+        o.putObject("pool").put("max_idle_per_host", p.maxIdlePerHost()).put("idle_timeout", d(p.idleTimeout()))
+                .put("bolt_connections_per_host", p.boltConnectionsPerHost());
+        HealthCheckConfig hc = c.healthCheck();
+        if (hc != null) {
+            ObjectNode hn = o.putObject("health_check").put("probe", hc.probe()).put("interval", d(hc.interval()))
+                    .put("timeout", d(hc.timeout())).put("interval_jitter", d(hc.intervalJitter()))
+                    .put("initial_delay", d(hc.initialDelay())).put("healthy_threshold", hc.healthyThreshold())
+                    .put("unhealthy_threshold", hc.unhealthyThreshold());
+            ObjectNode http = hn.putObject("http").put("method", hc.httpMethod()).put("path", hc.httpPath());
+            if (hc.httpHost() != null) {
+                http.put("host", hc.httpHost());
+            }
+            ArrayNode st = http.putArray("expected_statuses");
+            for (StatusRange r : hc.expectedStatuses()) {
+                st.add(r.from() == r.to() ? String.valueOf(r.from()) : r.from() + "-" + r.to());
+            }
+        }
+        SlowStartConfig ss = c.slowStart();
+        if (ss != null) {
+            o.putObject("slow_start").put("window", d(ss.window())).put("aggression", ss.aggression())
+                    .put("min_weight_percent", ss.minWeight() * 100);
+        }
+        OutlierConfig out = c.outlier();
+        if (out != null) {
+            o.putObject("outlier").put("consecutive_failures", out.consecutiveFailures()).put("count_5xx", out.count5xx())
+                    .put("base_ejection_time", d(out.baseEjectionTime())).put("max_ejection_time", d(out.maxEjectionTime()))
+                    .put("max_ejection_percent", out.maxEjectionPercent());
+        }
+        o.put("panic_threshold", c.panicThreshold()).put("warm_up_at_boot", c.warmUpAtBoot())
+                .put("least_request_choices", c.leastRequestChoices()).put("active_request_bias", c.activeRequestBias());
+    }
+
+    private static String protocol(Protocol p) {
+        return p.name().toLowerCase(Locale.ROOT);
+    }
+
+    private static String d(Duration d) {
+        return DurationFormat.format(d);
+    }
+}
