@@ -27,6 +27,7 @@ import io.sluice.core.config.Protocol;
 import io.sluice.core.time.Ticker;
 import io.sluice.lb.ClusterBalancer;
 import io.sluice.lb.LbContext;
+import io.sluice.server.accesslog.AccessLog;
 import io.sluice.server.admin.AdminHandler;
 import io.sluice.server.bolt.BoltListenerContext;
 import io.sluice.server.bolt.BoltServerInitializer;
@@ -106,6 +107,7 @@ public final class Gateway implements AutoCloseable {
     private Counter reloadFailures;
     /** Run when a host fails its health check or is ejected (written at start, read from event loops). */
     private final List<java.util.function.Consumer<Host>> unavailableHooks = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private AccessLog accessLog;
     private final ChannelGroup adminChannels = new DefaultChannelGroup("sluice-admin", GlobalEventExecutor.INSTANCE);
 
     private Gateway(Builder b) {
@@ -133,6 +135,7 @@ public final class Gateway implements AutoCloseable {
         workers = transport.newGroup(threads, "sluice-worker");
         CompletableFuture<Gateway> result = new CompletableFuture<>();
         probes = new NettyHealthProbes(workers, transport);
+        accessLog = AccessLog.open(config.accessLog(), registry);
         events = new ClusterEvents(registry, host -> {
             for (java.util.function.Consumer<Host> hook : unavailableHooks) {
                 hook.accept(host);
@@ -224,6 +227,7 @@ public final class Gateway implements AutoCloseable {
         HttpListenerContext ctx = new HttpListenerContext(l.name(), RouteTable.compile(l.routes(), clusters), l.http(),
                 metrics, workers, transport, ticker);
         unavailableHooks.add(ctx::closeIdle);
+        ctx.accessLog(accessLog);
         return new RunningListener(l, metrics, listen(l, new HttpServerInitializer(ctx, downstream)), ctx::startDraining,
                 ctx::closePools, ctx::idleUpstreamConnections, (lc, table) -> ctx.update(table, lc.http()));
     }
@@ -568,6 +572,9 @@ public final class Gateway implements AutoCloseable {
                 }
                 clusterMeters.clear();
                 gatewayMeters.forEach(registry::remove);
+            }
+            if (accessLog != null) {
+                accessLog.close(); // after the listeners: the last requests are written
             }
         } catch (RuntimeException e) {
             log.warn("error while closing; shutting the event loops down anyway", e);

@@ -16,13 +16,21 @@ import java.util.Set;
  * @param admin        admin listener
  * @param transport    event-loop transport
  * @param drainTimeout on shutdown, how long in-flight requests may take to finish
+ * @param accessLog    the access log (off by default)
  */
 public record GatewayConfig(List<ListenerConfig> listeners, List<ClusterConfig> clusters, AdminConfig admin,
-                            TransportConfig transport, Duration drainTimeout) {
+                            TransportConfig transport, Duration drainTimeout, AccessLogConfig accessLog) {
 
     public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(10);
 
+    /** A config without an access log. */
+    public GatewayConfig(List<ListenerConfig> listeners, List<ClusterConfig> clusters, AdminConfig admin,
+                         TransportConfig transport, Duration drainTimeout) {
+        this(listeners, clusters, admin, transport, drainTimeout, null);
+    }
+
     public GatewayConfig {
+        accessLog = accessLog == null ? AccessLogConfig.disabled() : accessLog;
         listeners = Checks.list(listeners);
         clusters = Checks.list(clusters);
         admin = admin == null ? AdminConfig.defaults() : admin;
@@ -74,18 +82,22 @@ public record GatewayConfig(List<ListenerConfig> listeners, List<ClusterConfig> 
     }
 
     public GatewayConfig withListeners(List<ListenerConfig> l) {
-        return new GatewayConfig(l, clusters, admin, transport, drainTimeout);
+        return new GatewayConfig(l, clusters, admin, transport, drainTimeout, accessLog);
     }
 
     public GatewayConfig withClusters(List<ClusterConfig> c) {
-        return new GatewayConfig(listeners, c, admin, transport, drainTimeout);
+        return new GatewayConfig(listeners, c, admin, transport, drainTimeout, accessLog);
     }
 
     public GatewayConfig withAdmin(AdminConfig a) {
-        return new GatewayConfig(listeners, clusters, a, transport, drainTimeout);
+        return new GatewayConfig(listeners, clusters, a, transport, drainTimeout, accessLog);
+    }
+
+    public GatewayConfig withAccessLog(AccessLogConfig log) {
+        return new GatewayConfig(listeners, clusters, admin, transport, drainTimeout, log);
     }
 
     public GatewayConfig withTransport(TransportConfig t) {
-        return new GatewayConfig(listeners, clusters, admin, t, drainTimeout);
+        return new GatewayConfig(listeners, clusters, admin, t, drainTimeout, accessLog);
     }
 }

@@ -66,6 +66,9 @@ public final class ConfigJson {
         TransportConfig t = c.transport();
         root.putObject("transport").put("type", t.type()).put("worker_threads", t.workerThreads()).put("backlog", t.backlog());
         root.put("drain_timeout", d(c.drainTimeout()));
+        io.sluice.core.config.AccessLogConfig al = c.accessLog();
+        root.putObject("access_log").put("enabled", al.enabled()).put("path", al.path()).put("format", al.format())
+                .put("queue_size", al.queueSize());
         return root;
     }
 

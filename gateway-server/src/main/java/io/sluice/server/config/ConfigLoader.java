@@ -6,6 +6,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.sluice.core.config.AccessLogConfig;
 import io.sluice.core.config.AdminConfig;
 import io.sluice.core.config.BoltOptions;
 import io.sluice.core.config.ClusterConfig;
@@ -109,8 +110,9 @@ public final class ConfigLoader {
         AdminConfig admin = admin(root.object("admin"));
         TransportConfig transport = transport(root.object("transport"));
         Duration drain = root.duration("drain_timeout", null);
+        AccessLogConfig accessLog = accessLog(root.object("access_log"));
         root.finish();
-        return build("$", () -> new GatewayConfig(listeners, clusters, admin, transport, drain));
+        return build("$", () -> new GatewayConfig(listeners, clusters, admin, transport, drain, accessLog));
     }
 
     private static ListenerConfig listener(JsonObject o) {
@@ -384,6 +386,19 @@ public final class ConfigLoader {
         int port = o.integer("port", d.port());
         o.finish();
         return build(o.path(), () -> new AdminConfig(enabled, address, port));
+    }
+
+    private static AccessLogConfig accessLog(JsonObject o) {
+        AccessLogConfig d = AccessLogConfig.disabled();
+        if (o == null) {
+            return d;
+        }
+        boolean enabled = o.bool("enabled", true);
+        String path = o.string("path", d.path());
+        String format = o.string("format", d.format());
+        int queue = o.integer("queue_size", d.queueSize());
+        o.finish();
+        return build(o.path(), () -> new AccessLogConfig(enabled, path, format, queue));
     }
 
     private static TransportConfig transport(JsonObject o) {

@@ -25,6 +25,7 @@ public final class HttpListenerContext {
     private volatile RouteTable routes;
     private volatile HttpOptions options;
     private volatile boolean draining;
+    private volatile io.sluice.server.accesslog.AccessLog accessLog;
 
     public HttpListenerContext(String name, RouteTable routes, HttpOptions options, ListenerMetrics metrics,
                                EventLoopGroup workers, Transport transport, Ticker ticker) {
@@ -38,6 +39,15 @@ public final class HttpListenerContext {
             p.put(e, new HttpUpstreamPool((EventLoop) e, transport));
         }
         this.pools = p;
+    }
+
+    /** Sets the access log (null = none). */
+    public void accessLog(io.sluice.server.accesslog.AccessLog log) {
+        this.accessLog = log;
+    }
+
+    io.sluice.server.accesslog.AccessLog accessLog() {
+        return accessLog;
     }
 
     public String name() {

@@ -30,6 +30,7 @@ import io.sluice.core.cluster.Host;
 import io.sluice.core.cluster.Outcome;
 import io.sluice.core.config.HttpOptions;
 import io.sluice.lb.ClusterBalancer;
+import io.sluice.server.accesslog.AccessLog;
 import io.sluice.server.metrics.RequestOutcome;
 import io.sluice.server.route.Route;
 import io.sluice.server.route.RouteTable;
@@ -92,6 +93,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     private boolean wroteUpstream;
     private int status;
     private long start;
+    private long bytesOut;
 
     HttpProxyHandler(HttpListenerContext lc) {
         this.lc = lc;
@@ -419,6 +421,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
                 c.release();
                 return;
             }
+            bytesOut += c.content().readableBytes();
             ctx.write(c, ctx.voidPromise());
             if (c instanceof LastHttpContent) {
                 onResponseComplete();
@@ -572,11 +575,19 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void finishExchange(RequestOutcome outcome, int code, Throwable cause) {
+        long elapsed = lc.ticker().nanoTime() - start;
+        AccessLog accessLog = lc.accessLog();
+        if (accessLog != null) {
+            accessLog.log(new AccessLog.Entry(System.currentTimeMillis(), lc.name(), "http", clientIp(),
+                    request == null ? "-" : request.method().name() + " " + request.uri(), code, outcome.tag(),
+                    host == null ? null : host.address(), bytesOut, elapsed / 1000));
+        }
+        bytesOut = 0;
         if (host != null) {
             host.requestFinished();
             host = null;
         }
-        lc.metrics().requestFinished(outcome, code, lc.ticker().nanoTime() - start);
+        lc.metrics().requestFinished(outcome, code, elapsed);
         responseDeadline = 0;
         route = null;
         cluster = null;

@@ -1,0 +1,67 @@
+package io.sluice.server.accesslog;
+
+import io.sluice.core.config.AccessLogConfig;
+import io.sluice.server.Gateway;
+import io.sluice.server.config.ConfigLoader;
+import io.sluice.server.testing.GatewayFixture;
+import io.sluice.server.testing.TestBackend;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** One access-log line per request, written off the event loops, to a file, in JSON or text. */
+class AccessLogIT {
+
+    @Test
+    void everyRequestGetsOneJsonLineWithItsOutcome(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("access.log");
+        try (TestBackend b = TestBackend.start()) {
+            HttpClient client = HttpClient.newHttpClient();
+            int port;
+            try (Gateway g = GatewayFixture.start(GatewayFixture.simple(b)
+                    .withAccessLog(new AccessLogConfig(true, file.toString(), "json", 1024)))) {
+                port = b.port();
+                client.send(HttpRequest.newBuilder(GatewayFixture.uri(g, "/download?bytes=5000")).build(),
+                        HttpResponse.BodyHandlers.ofString());
+                client.send(HttpRequest.newBuilder(GatewayFixture.uri(g, "/status/503")).build(),
+                        HttpResponse.BodyHandlers.ofString());
+                client.send(HttpRequest.newBuilder(GatewayFixture.uri(g, "/x?a=1")).build(),
+                        HttpResponse.BodyHandlers.ofString());
+            } // close drains and flushes the log
+            List<String> lines = Files.readAllLines(file);
+            assertThat(lines).hasSize(3);
+            assertThat(lines.get(0)).contains("\"listener\":\"web\"", "\"protocol\":\"http\"", "\"client\":\"127.0.0.1\"",
+                    "\"request\":\"GET /download?bytes=5000\"", "\"status\":200", "\"outcome\":\"proxied\"",
+                    "\"upstream\":\"127.0.0.1:" + port + "\"", "\"bytes_out\":5000", "\"duration_us\":");
+            assertThat(lines.get(1)).contains("\"status\":503", "\"outcome\":\"proxied\"");
+            assertThat(lines.get(2)).startsWith("{\"time\":\"").contains("\"request\":\"GET /x?a=1\"").endsWith("}");
+        }
+    }
+
+    @Test
+    void textFormatAndConfigFile(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("a.log");
+        String json = """
+                {"listeners": [{"name": "web", "port": 0, "routes": [{"cluster": "c"}]}],
+                 "clusters": [{"name": "c", "hosts": ["127.0.0.1:1"]}],
+                 "admin": {"enabled": false},
+                 "access_log": {"path": "%s", "format": "text"}}""".formatted(file.toString().replace("\\", "\\\\"));
+        var config = ConfigLoader.parse(json, "t.json").config();
+        assertThat(config.accessLog().enabled()).isTrue();
+        try (Gateway g = GatewayFixture.start(config)) {
+            HttpClient.newHttpClient().send(HttpRequest.newBuilder(GatewayFixture.uri(g, "/nothing")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+        }
+        List<String> lines = Files.readAllLines(file);
+        assertThat(lines).hasSize(1);
+        assertThat(lines.get(0)).matches("\\S+ web http 127\\.0\\.0\\.1 \"GET /nothing\" 502 connect_failure 127\\.0\\.0\\.1:1 0 \\d+us");
+    }
+}
