@@ -562,8 +562,8 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     private void respondError(HttpResponseStatus st, String reason, RequestOutcome outcome, boolean forceClose) {
         boolean keep = keepAlive && !forceClose && !closeAfterResponse && !lc.draining()
                 && (requestComplete || !requestHasBody);
+        finishExchange(outcome, st.code(), null); // metrics first: a client that saw the answer sees it counted
         ctx.writeAndFlush(ErrorResponses.of(ctx.alloc(), st, reason, keep), ctx.voidPromise());
-        finishExchange(outcome, st.code(), null);
         if (!keep) {
             closeAfterFlush();
         } else if (requestComplete) {
