@@ -222,9 +222,6 @@ public final class Main {
             return EXIT_FAILURE;
         }
 
-        out.print(banner(gateway, source, !demo.isEmpty()));
-        out.flush();
-
         CountDownLatch stopped = new CountDownLatch(1);
         AtomicBoolean stopping = new AtomicBoolean();
         EventLoopGroup dg = demoGroup;
@@ -251,6 +248,9 @@ public final class Main {
         Signals.onHangup(() -> reloadOnHangup(gateway, configFile, err));
         Thread hook = new Thread(stop, "sluice-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
+        // the banner last: whoever reads it may signal at once, and the handlers must be in place
+        out.print(banner(gateway, source, !demo.isEmpty()));
+        out.flush();
         try {
             stopped.await();
         } catch (InterruptedException e) {
