@@ -237,6 +237,7 @@ public final class Gateway implements AutoCloseable {
         String dc = l.bolt().defaultCluster();
         BoltListenerContext ctx = new BoltListenerContext(l.name(), RouteTable.compile(l.routes(), clusters), l.bolt(),
                 dc == null ? null : clusters.get(dc), metrics, workers, transport, ticker);
+        ctx.accessLog(accessLog);
         return new RunningListener(l, metrics, listen(l, new BoltServerInitializer(ctx, downstream)), ctx::startDraining,
                 ctx::closePools, ctx::upstreamConnections, (lc, table) -> {
                     String d = lc.bolt().defaultCluster();

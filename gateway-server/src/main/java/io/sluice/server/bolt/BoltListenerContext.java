@@ -54,6 +54,17 @@ public final class BoltListenerContext {
         return ticker;
     }
 
+    private volatile io.sluice.server.accesslog.AccessLog accessLog;
+
+    /** Sets the access log (null = none). */
+    public void accessLog(io.sluice.server.accesslog.AccessLog log) {
+        this.accessLog = log;
+    }
+
+    io.sluice.server.accesslog.AccessLog accessLog() {
+        return accessLog;
+    }
+
     ListenerMetrics metrics() {
         return metrics;
     }

@@ -109,8 +109,12 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
+    /** The current request's "service#method" for the access log (null when it is off). */
+    private String target;
+
     private void onRequest(BoltFrame f) {
         long start = lc.ticker().nanoTime();
+        target = null;
         lc.metrics().requestStarted();
         boolean oneway = f.isOneway();
         if (!oneway && inFlight >= MAX_IN_FLIGHT) {
@@ -121,6 +125,9 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
         String service = f.service();
         if (service == null) {
             service = f.targetService();
+        }
+        if (lc.accessLog() != null) {
+            target = (service == null ? "-" : service) + (f.methodName() == null ? "" : "#" + f.methodName());
         }
         Route route = lc.routes().routeBolt(service, f.methodName(), f::header);
         ClusterBalancer cluster;
@@ -149,12 +156,14 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
             if (!sent) {
                 f.release();
             }
-            lc.metrics().requestFinished(sent ? RequestOutcome.PROXIED : RequestOutcome.OVERLOADED, 0,
-                    lc.ticker().nanoTime() - start);
+            RequestOutcome o = sent ? RequestOutcome.PROXIED : RequestOutcome.OVERLOADED;
+            access(target, 0, o, host, start);
+            lc.metrics().requestFinished(o, 0, lc.ticker().nanoTime() - start);
         } else {
             int t = f.timeoutMillis();
             long timeout = t > 0 ? Math.min(TimeUnit.MILLISECONDS.toNanos(t), capNanos) : capNanos;
             Pending p = new Pending(this, f.requestId(), f.framing(), start, timeout, host, cluster);
+            p.target = target;
             if (!up.send(f, p)) {
                 reject(f, BoltStatus.SERVER_THREADPOOL_BUSY, "upstream connection to " + host.address()
                         + " is saturated", RequestOutcome.OVERLOADED, start);
@@ -176,7 +185,20 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
             write(BoltFrames.errorResponse(ctx.alloc(), f, status, message));
         }
         f.release();
+        access(target, status, outcome, null, start);
         lc.metrics().requestFinished(outcome, 0, lc.ticker().nanoTime() - start);
+    }
+
+    /** One access-log line, when the log is on. */
+    private void access(String what, int status, RequestOutcome outcome, Host host, long start) {
+        io.sluice.server.accesslog.AccessLog log = lc.accessLog();
+        if (log != null) {
+            String client = ctx.channel().remoteAddress() instanceof java.net.InetSocketAddress a
+                    ? a.getAddress().getHostAddress() : "-";
+            log.log(new io.sluice.server.accesslog.AccessLog.Entry(System.currentTimeMillis(), lc.name(), "bolt", client,
+                    what == null ? "-" : what, status, outcome.tag(), host == null ? null : host.address(), 0,
+                    (lc.ticker().nanoTime() - start) / 1000));
+        }
     }
 
     private void onDecodeError(BoltDecodeError e) {
@@ -200,6 +222,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
         finishPending(p);
         int status = response.status();
         p.cluster.onOutcome(p.host, hostOutcome(status));
+        access(p.target, status, closed ? RequestOutcome.CLIENT_CLOSED : RequestOutcome.PROXIED, p.host, p.startNanos);
         if (closed) {
             response.release();
             lc.metrics().requestFinished(RequestOutcome.CLIENT_CLOSED, 0, lc.ticker().nanoTime() - p.startNanos);
@@ -227,6 +250,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
         if (!closed) {
             write(BoltFrames.errorResponse(ctx.alloc(), p.framing, p.originalId, status, message));
         }
+        access(p.target, status, closed ? RequestOutcome.CLIENT_CLOSED : outcome, p.host, p.startNanos);
         lc.metrics().requestFinished(closed ? RequestOutcome.CLIENT_CLOSED : outcome, 0,
                 lc.ticker().nanoTime() - p.startNanos);
         afterCompletion();

@@ -19,6 +19,8 @@ final class Pending implements Runnable {
     final long timeoutNanos;
     final Host host;
     final ClusterBalancer cluster;
+    /** "service#method" for the access log (null when it is off). */
+    String target;
     BoltUpstreamConnection connection;
     int upstreamId;
     ScheduledFuture<?> timer;

@@ -64,4 +64,29 @@ class AccessLogIT {
         assertThat(lines).hasSize(1);
         assertThat(lines.get(0)).matches("\\S+ web http 127\\.0\\.0\\.1 \"GET /nothing\" 502 connect_failure 127\\.0\\.0\\.1:1 0 \\d+us");
     }
+
+    @Test
+    void boltRequestsAreLoggedWithServiceAndUpstream(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("bolt.log");
+        io.sluice.server.demo.DemoBoltBackend backend = io.sluice.server.demo.DemoBoltBackend.start("127.0.0.1", 0);
+        com.alipay.remoting.rpc.RpcClient client = new com.alipay.remoting.rpc.RpcClient();
+        client.startup();
+        String json = """
+                {"listeners": [{"name": "rpc", "protocol": "bolt", "port": 0, "bolt": {"default_cluster": "b"}}],
+                 "clusters": [{"name": "b", "protocol": "bolt", "hosts": ["127.0.0.1:%d"]}],
+                 "admin": {"enabled": false},
+                 "access_log": {"path": "%s", "format": "text"}}""".formatted(backend.port(),
+                file.toString().replace("\\", "\\\\"));
+        try (Gateway g = GatewayFixture.start(ConfigLoader.parse(json, "t.json").config())) {
+            Object r = client.invokeSync("127.0.0.1:" + g.port("rpc"), "hello", 3000);
+            assertThat(r).isNotNull();
+        } finally {
+            client.shutdown();
+            backend.close();
+        }
+        List<String> lines = Files.readAllLines(file);
+        assertThat(lines).hasSize(1);
+        assertThat(lines.get(0)).matches("\\S+ rpc bolt 127\\.0\\.0\\.1 \"-\" 0 proxied 127\\.0\\.0\\.1:"
+                + backend.port() + " 0 \\d+us");
+    }
 }
