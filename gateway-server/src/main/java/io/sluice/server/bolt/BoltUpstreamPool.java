@@ -1,8 +1,6 @@
 package io.sluice.server.bolt;
 
 import io.netty.bootstrap.Bootstrap;
-import io.netty.buffer.PooledByteBufAllocator;
-import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.sluice.codec.bolt.BoltFraming;
 import io.sluice.core.cluster.Host;
@@ -35,12 +33,7 @@ final class BoltUpstreamPool {
     BoltUpstreamPool(EventLoop loop, Transport transport, int maxFrameLength) {
         this.loop = loop;
         this.maxFrameLength = maxFrameLength;
-        this.bootstrap = new Bootstrap()
-                .group(loop)
-                .channel(transport.socketChannel())
-                .option(ChannelOption.TCP_NODELAY, true)
-                .option(ChannelOption.SO_KEEPALIVE, true)
-                .option(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT);
+        this.bootstrap = transport.upstreamBootstrap(loop);
     }
 
     EventLoop loop() {

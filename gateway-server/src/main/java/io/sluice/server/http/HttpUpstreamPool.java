@@ -1,7 +1,6 @@
 package io.sluice.server.http;
 
 import io.netty.bootstrap.Bootstrap;
-import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
@@ -44,12 +43,7 @@ final class HttpUpstreamPool {
 
     HttpUpstreamPool(EventLoop loop, Transport transport) {
         this.loop = loop;
-        this.bootstrap = new Bootstrap()
-                .group(loop)
-                .channel(transport.socketChannel())
-                .option(ChannelOption.TCP_NODELAY, true)
-                .option(ChannelOption.SO_KEEPALIVE, true)
-                .option(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT);
+        this.bootstrap = transport.upstreamBootstrap(loop);
     }
 
     EventLoop loop() {

@@ -1,5 +1,9 @@
 package io.sluice.server.transport;
 
+import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
@@ -79,6 +83,19 @@ public enum Transport {
             case IO_URING -> IoUringIoHandler.newFactory();
             case NIO -> NioIoHandler.newFactory();
         };
+    }
+
+    /**
+     * The template of upstream connections opened from {@code loop}: TCP_NODELAY, SO_KEEPALIVE,
+     * pooled buffers. Callers clone it and add a handler (and a connect timeout).
+     */
+    public Bootstrap upstreamBootstrap(EventLoop loop) {
+        return new Bootstrap()
+                .group(loop)
+                .channel(socketChannel)
+                .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.SO_KEEPALIVE, true)
+                .option(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT);
     }
 
     /** A new group of {@code threads} event loops whose threads are named {@code prefix-N}. */
