@@ -1,7 +1,12 @@
 package io.sluice.core.config;
 
-/** The admin listener (metrics, cluster state, reload). Default 127.0.0.1:34901. */
-public record AdminConfig(boolean enabled, String address, int port) {
+/**
+ * The admin listener (metrics, cluster state, reload). Default 127.0.0.1:34901.
+ *
+ * @param metrics record metrics (default true); false records nothing on the data path (to
+ *                measure what recording costs, or when nobody scrapes) and {@code /metrics} answers 404
+ */
+public record AdminConfig(boolean enabled, String address, int port, boolean metrics) {
 
     public static final int DEFAULT_PORT = 34901;
 
@@ -10,11 +15,20 @@ public record AdminConfig(boolean enabled, String address, int port) {
         Checks.range("port", port, 0, 65535);
     }
 
+    /** With metrics recorded. */
+    public AdminConfig(boolean enabled, String address, int port) {
+        this(enabled, address, port, true);
+    }
+
     public static AdminConfig defaults() {
         return new AdminConfig(true, "127.0.0.1", DEFAULT_PORT);
     }
 
     public static AdminConfig disabled() {
         return new AdminConfig(false, "127.0.0.1", DEFAULT_PORT);
+    }
+
+    public AdminConfig withMetrics(boolean on) {
+        return new AdminConfig(enabled, address, port, on);
     }
 }

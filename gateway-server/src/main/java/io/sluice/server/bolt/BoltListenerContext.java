@@ -30,9 +30,11 @@ public final class BoltListenerContext {
 
     /**
      * @param defaultCluster the balancer of {@code options.defaultCluster()}, or null
+     * @param upstreamMeters a cluster's upstream connection-counting handler by cluster name (null: none)
      */
     public BoltListenerContext(String name, RouteTable routes, BoltOptions options, ClusterBalancer defaultCluster,
-                               ListenerMetrics metrics, EventLoopGroup workers, Transport transport, Ticker ticker) {
+                               ListenerMetrics metrics, EventLoopGroup workers, Transport transport, Ticker ticker,
+                               java.util.function.Function<String, io.netty.channel.ChannelHandler> upstreamMeters) {
         this.name = name;
         this.routes = routes;
         this.options = options;
@@ -41,7 +43,7 @@ public final class BoltListenerContext {
         this.ticker = ticker;
         Map<EventExecutor, BoltUpstreamPool> p = new IdentityHashMap<>();
         for (EventExecutor e : workers) {
-            p.put(e, new BoltUpstreamPool((EventLoop) e, transport, options.maxFrameLength()));
+            p.put(e, new BoltUpstreamPool((EventLoop) e, transport, options.maxFrameLength(), upstreamMeters));
         }
         this.pools = p;
     }

@@ -111,10 +111,13 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
 
     /** The current request's "service#method" for the access log (null when it is off). */
     private String target;
+    /** The current request's route (null: none or the default cluster), for its meters. */
+    private Route route;
 
     private void onRequest(BoltFrame f) {
         long start = lc.ticker().nanoTime();
         target = null;
+        route = null;
         lc.metrics().requestStarted();
         boolean oneway = f.isOneway();
         if (!oneway && inFlight >= MAX_IN_FLIGHT) {
@@ -129,7 +132,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
         if (lc.accessLog() != null) {
             target = (service == null ? "-" : service) + (f.methodName() == null ? "" : "#" + f.methodName());
         }
-        Route route = lc.routes().routeBolt(service, f.methodName(), f::header);
+        route = lc.routes().routeBolt(service, f.methodName(), f::header);
         ClusterBalancer cluster;
         long capNanos;
         if (route != null) {
@@ -158,12 +161,13 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
             }
             RequestOutcome o = sent ? RequestOutcome.PROXIED : RequestOutcome.OVERLOADED;
             access(target, 0, o, host, start);
-            lc.metrics().requestFinished(o, 0, lc.ticker().nanoTime() - start);
+            lc.metrics().requestFinished(route, o, 0, lc.ticker().nanoTime() - start);
         } else {
             int t = f.timeoutMillis();
             long timeout = t > 0 ? Math.min(TimeUnit.MILLISECONDS.toNanos(t), capNanos) : capNanos;
             Pending p = new Pending(this, f.requestId(), f.framing(), start, timeout, host, cluster);
             p.target = target;
+            p.route = route;
             if (!up.send(f, p)) {
                 reject(f, BoltStatus.SERVER_THREADPOOL_BUSY, "upstream connection to " + host.address()
                         + " is saturated", RequestOutcome.OVERLOADED, start);
@@ -186,7 +190,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
         }
         f.release();
         access(target, status, outcome, null, start);
-        lc.metrics().requestFinished(outcome, 0, lc.ticker().nanoTime() - start);
+        lc.metrics().requestFinished(route, outcome, 0, lc.ticker().nanoTime() - start);
     }
 
     /** One access-log line, when the log is on. */
@@ -225,7 +229,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
         access(p.target, status, closed ? RequestOutcome.CLIENT_CLOSED : RequestOutcome.PROXIED, p.host, p.startNanos);
         if (closed) {
             response.release();
-            lc.metrics().requestFinished(RequestOutcome.CLIENT_CLOSED, 0, lc.ticker().nanoTime() - p.startNanos);
+            lc.metrics().requestFinished(p.route, RequestOutcome.CLIENT_CLOSED, 0, lc.ticker().nanoTime() - p.startNanos);
         } else {
             if (status != BoltStatus.SUCCESS && response.bodyLength() == 0 && BoltStatus.isDefined(status)) {
                 // e.g. bolt's own SERVER_THREADPOOL_BUSY: give it a body, or sofaload never completes it
@@ -236,7 +240,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
                 response.rewriteRequestId(p.originalId);
                 write(response);
             }
-            lc.metrics().requestFinished(RequestOutcome.PROXIED, 0, lc.ticker().nanoTime() - p.startNanos);
+            lc.metrics().requestFinished(p.route, RequestOutcome.PROXIED, 0, lc.ticker().nanoTime() - p.startNanos);
         }
         afterCompletion();
     }
@@ -251,7 +255,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
             write(BoltFrames.errorResponse(ctx.alloc(), p.framing, p.originalId, status, message));
         }
         access(p.target, status, closed ? RequestOutcome.CLIENT_CLOSED : outcome, p.host, p.startNanos);
-        lc.metrics().requestFinished(closed ? RequestOutcome.CLIENT_CLOSED : outcome, 0,
+        lc.metrics().requestFinished(p.route, closed ? RequestOutcome.CLIENT_CLOSED : outcome, 0,
                 lc.ticker().nanoTime() - p.startNanos);
         afterCompletion();
     }

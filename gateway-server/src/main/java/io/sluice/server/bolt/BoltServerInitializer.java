@@ -29,6 +29,10 @@ public final class BoltServerInitializer extends ChannelInitializer<SocketChanne
     protected void initChannel(SocketChannel ch) {
         channels.add(ch);
         BoltOptions o = context.options();
+        io.netty.channel.ChannelHandler meter = context.metrics().newConnectionHandler(context::draining);
+        if (meter != null) {
+            ch.pipeline().addLast("meter", meter);
+        }
         ch.pipeline()
                 .addLast(BoltPipeline.FRAME_DECODER, new BoltFrameDecoder(o.maxFrameLength()))
                 .addLast(BoltPipeline.FRAME_ENCODER, BoltFrameEncoder.INSTANCE)

@@ -102,7 +102,8 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
         return pending.size();
     }
 
-    void connect(Bootstrap bootstrap) {
+    /** @param meter the cluster's connection-counting handler, or null */
+    void connect(Bootstrap bootstrap, io.netty.channel.ChannelHandler meter) {
         BoltUpstreamConnection self = this;
         Bootstrap b = bootstrap.clone()
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS,
@@ -110,6 +111,9 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
                 .handler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
+                        if (meter != null) {
+                            ch.pipeline().addLast(meter);
+                        }
                         ch.pipeline()
                                 .addLast(BoltPipeline.FRAME_DECODER, new BoltFrameDecoder(maxFrameLength))
                                 .addLast(BoltPipeline.FRAME_ENCODER, BoltFrameEncoder.INSTANCE)

@@ -30,7 +30,11 @@ final class BoltUpstreamPool {
     /** Open (or opening) connections, written by the loop only, readable from anywhere. */
     private volatile int open;
 
-    BoltUpstreamPool(EventLoop loop, Transport transport, int maxFrameLength) {
+    private final java.util.function.Function<String, io.netty.channel.ChannelHandler> meters;
+
+    BoltUpstreamPool(EventLoop loop, Transport transport, int maxFrameLength,
+                     java.util.function.Function<String, io.netty.channel.ChannelHandler> meters) {
+        this.meters = meters;
         this.loop = loop;
         this.maxFrameLength = maxFrameLength;
         this.bootstrap = transport.upstreamBootstrap(loop);
@@ -65,7 +69,7 @@ final class BoltUpstreamPool {
             c = new BoltUpstreamConnection(this, host, cluster, framing, maxFrameLength);
             set[i] = c;
             open++;
-            c.connect(bootstrap);
+            c.connect(bootstrap, meters.apply(cluster.name()));
         }
         return c;
     }

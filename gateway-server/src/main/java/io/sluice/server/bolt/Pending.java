@@ -21,6 +21,8 @@ final class Pending implements Runnable {
     final ClusterBalancer cluster;
     /** "service#method" for the access log (null when it is off). */
     String target;
+    /** The route it took (null: the default cluster), for its meters. */
+    io.sluice.server.route.Route route;
     BoltUpstreamConnection connection;
     int upstreamId;
     ScheduledFuture<?> timer;

@@ -62,7 +62,7 @@ public final class ConfigJson {
             cluster(clusters.addObject(), cl);
         }
         AdminConfig a = c.admin();
-        root.putObject("admin").put("enabled", a.enabled()).put("address", a.address()).put("port", a.port());
+        root.putObject("admin").put("enabled", a.enabled()).put("address", a.address()).put("port", a.port()).put("metrics", a.metrics());
         TransportConfig t = c.transport();
         root.putObject("transport").put("type", t.type()).put("worker_threads", t.workerThreads()).put("backlog", t.backlog());
         root.put("drain_timeout", d(c.drainTimeout()));

@@ -384,8 +384,9 @@ public final class ConfigLoader {
         boolean enabled = o.bool("enabled", d.enabled());
         String address = o.string("address", d.address());
         int port = o.integer("port", d.port());
+        boolean metrics = o.bool("metrics", d.metrics());
         o.finish();
-        return build(o.path(), () -> new AdminConfig(enabled, address, port));
+        return build(o.path(), () -> new AdminConfig(enabled, address, port, metrics));
     }
 
     private static AccessLogConfig accessLog(JsonObject o) {

@@ -28,7 +28,8 @@ public final class HttpListenerContext {
     private volatile io.sluice.server.accesslog.AccessLog accessLog;
 
     public HttpListenerContext(String name, RouteTable routes, HttpOptions options, ListenerMetrics metrics,
-                               EventLoopGroup workers, Transport transport, Ticker ticker) {
+                               EventLoopGroup workers, Transport transport, Ticker ticker,
+                               java.util.function.Function<String, io.sluice.server.metrics.ClusterMetrics> upstreamMeters) {
         this.name = name;
         this.routes = routes;
         this.options = options;
@@ -36,7 +37,7 @@ public final class HttpListenerContext {
         this.ticker = ticker;
         Map<EventExecutor, HttpUpstreamPool> p = new IdentityHashMap<>();
         for (EventExecutor e : workers) {
-            p.put(e, new HttpUpstreamPool((EventLoop) e, transport));
+            p.put(e, new HttpUpstreamPool((EventLoop) e, transport, upstreamMeters));
         }
         this.pools = p;
     }

@@ -587,7 +587,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             host.requestFinished();
             host = null;
         }
-        lc.metrics().requestFinished(outcome, code, elapsed);
+        lc.metrics().requestFinished(route, outcome, code, elapsed);
         responseDeadline = 0;
         route = null;
         cluster = null;

@@ -26,6 +26,10 @@ public final class HttpServerInitializer extends ChannelInitializer<SocketChanne
         channels.add(ch);
         HttpOptions o = context.options();
         HttpProxyHandler proxy = new HttpProxyHandler(context);
+        io.netty.channel.ChannelHandler meter = context.metrics().newConnectionHandler(context::draining);
+        if (meter != null) {
+            ch.pipeline().addLast("meter", meter);
+        }
         ch.pipeline()
                 .addLast("read-marker", new ReadMarkerHandler(proxy))
                 .addLast(HttpPipeline.SERVER_CODEC, new HttpServerCodec(new HttpDecoderConfig()

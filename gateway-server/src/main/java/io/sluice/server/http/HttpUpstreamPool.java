@@ -12,6 +12,7 @@ import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.sluice.core.cluster.Host;
 import io.sluice.core.config.ClusterConfig;
+import io.sluice.server.metrics.ClusterMetrics;
 import io.sluice.server.transport.Transport;
 
 import java.util.ArrayDeque;
@@ -41,7 +42,10 @@ final class HttpUpstreamPool {
     private volatile int parked;
     private ScheduledFuture<?> sweeper;
 
-    HttpUpstreamPool(EventLoop loop, Transport transport) {
+    private final java.util.function.Function<String, ClusterMetrics> meters;
+
+    HttpUpstreamPool(EventLoop loop, Transport transport, java.util.function.Function<String, ClusterMetrics> meters) {
+        this.meters = meters;
         this.loop = loop;
         this.bootstrap = transport.upstreamBootstrap(loop);
     }
@@ -69,11 +73,15 @@ final class HttpUpstreamPool {
 
     /** Opens a new connection to {@code host}; the future completes on this loop. */
     ChannelFuture connect(Host host, ClusterConfig cluster) {
+        ClusterMetrics cm = meters.apply(cluster.name());
         Bootstrap b = bootstrap.clone()
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE, cluster.connectTimeout().toMillis()))
                 .handler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
+                        if (cm != null) {
+                            ch.pipeline().addLast(cm.connectionHandler());
+                        }
                         ch.pipeline().addLast(HttpPipeline.UPSTREAM_CODEC, new HttpClientCodec(new HttpDecoderConfig()
                                         .setMaxInitialLineLength(8192)
                                         .setMaxHeaderSize(65536)
@@ -83,7 +91,7 @@ final class HttpUpstreamPool {
                                         .setHeadersFactory(DefaultHttpHeadersFactory.headersFactory()
                                                 .withNameValidation(false).withValueValidation(false)),
                                         false, false))
-                                .addLast(HttpPipeline.UPSTREAM_HANDLER, new UpstreamHandler(HttpUpstreamPool.this, host));
+                                .addLast(HttpPipeline.UPSTREAM_HANDLER, new UpstreamHandler(HttpUpstreamPool.this, host, cm));
                     }
                 });
         return b.connect(host.host(), host.port());

@@ -5,6 +5,7 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.http.HttpObject;
 import io.netty.util.ReferenceCountUtil;
 import io.sluice.core.cluster.Host;
+import io.sluice.server.metrics.ClusterMetrics;
 
 /**
  * Last handler of an upstream HTTP connection (after {@code HttpClientCodec}). While a request is
@@ -24,9 +25,13 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
     /** Requests this connection has carried. */
     int uses;
 
-    UpstreamHandler(HttpUpstreamPool pool, Host host) {
+    /** The cluster's meters (in-use connections), or null. */
+    private final ClusterMetrics meters;
+
+    UpstreamHandler(HttpUpstreamPool pool, Host host, ClusterMetrics meters) {
         this.pool = pool;
         this.host = host;
+        this.meters = meters;
     }
 
     Host host() {
@@ -34,6 +39,13 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
     }
 
     void owner(HttpProxyHandler newOwner) {
+        if (meters != null && (owner == null) != (newOwner == null)) {
+            if (newOwner != null) {
+                meters.connectionBorrowed();
+            } else {
+                meters.connectionReturned();
+            }
+        }
         this.owner = newOwner;
     }
 
@@ -69,7 +81,7 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
         HttpProxyHandler o = owner;
-        owner = null;
+        owner(null);
         if (o != null) {
             o.onUpstreamInactive(ctx.channel());
         } else {

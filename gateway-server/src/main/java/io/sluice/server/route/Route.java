@@ -11,6 +11,8 @@ public final class Route {
     private final RouteConfig config;
     private final ClusterBalancer cluster;
     private final long timeoutNanos;
+    /** The route's meters ({@code ListenerMetrics.RouteMeters}), set before its table is published. */
+    private Object meters;
 
     Route(String name, RouteConfig config, ClusterBalancer cluster) {
         this.name = name;
@@ -29,6 +31,16 @@ public final class Route {
 
     public ClusterBalancer cluster() {
         return cluster;
+    }
+
+    /** The meters requests on this route record into (null until attached). */
+    public Object meters() {
+        return meters;
+    }
+
+    /** Attaches the route's meters; before the route table is published. */
+    public void meters(Object m) {
+        this.meters = m;
     }
 
     /** Upstream response timeout for requests on this route. */

@@ -1,0 +1,163 @@
+package io.sluice.server.metrics;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.sluice.core.cluster.Host;
+import io.sluice.core.config.Protocol;
+import io.sluice.lb.ClusterBalancer;
+import io.sluice.lb.HealthProbe;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Upstream meters of one cluster, created when the cluster is and removed with it. Everything the
+ * data path touches is resolved here once: recording is an adder increment.
+ *
+ * <ul>
+ *   <li>{@code sluice.upstream.requests{cluster}}, {@code sluice.upstream.errors{cluster, kind}}
+ *       (kind: connect, reset, timeout, 5xx), {@code sluice.upstream.requests.active{cluster}}</li>
+ *   <li>{@code sluice.upstream.connections.active|idle{cluster}} gauges,
+ *       {@code sluice.upstream.connections.opened|closed{cluster}}</li>
+ *   <li>{@code sluice.health_check.attempts{cluster, result}}</li>
+ * </ul>
+ */
+public final class ClusterMetrics implements AutoCloseable {
+
+    private static final String[] ERROR_KINDS = {"connect", "reset", "timeout", "5xx"};
+    private static final int CONNECT = 0;
+    private static final int RESET = 1;
+    private static final int TIMEOUT = 2;
+    private static final int SERVER_ERROR = 3;
+
+    private final MeterRegistry registry;
+    private final String name;
+    private final boolean multiplexed;
+    private final List<Meter> meters = new ArrayList<>();
+    private final Counter requests;
+    private final Counter[] errors = new Counter[ERROR_KINDS.length];
+    private final Counter created;
+    private final Counter closed;
+    private final Counter probesPassed;
+    private final Counter probesFailed;
+    private final LongAdder open = new LongAdder();
+    private final LongAdder inUse = new LongAdder();
+    private final ChannelHandler connectionHandler = new ConnectionHandler();
+
+    public ClusterMetrics(MeterRegistry registry, ClusterBalancer balancer) {
+        this.registry = registry;
+        this.name = balancer.name();
+        this.multiplexed = balancer.config().protocol() == Protocol.BOLT;
+        requests = add(Counter.builder("sluice.upstream.requests").tag("cluster", name)
+                .description("Requests sent to a host of the cluster (counted when they end)").register(registry));
+        for (int i = 0; i < ERROR_KINDS.length; i++) {
+            errors[i] = add(Counter.builder("sluice.upstream.errors").tags("cluster", name, "kind", ERROR_KINDS[i])
+                    .description("Upstream requests that failed: connect (refused or timed out), reset, timeout, 5xx")
+                    .register(registry));
+        }
+        add(Gauge.builder("sluice.upstream.requests.active", balancer, ClusterMetrics::activeRequests)
+                .tag("cluster", name).description("Requests in flight to hosts of the cluster").register(registry));
+        add(Gauge.builder("sluice.upstream.connections.active", open, LongAdder::sum).tag("cluster", name)
+                .description("Open upstream connections").register(registry));
+        add(Gauge.builder("sluice.upstream.connections.idle", this, ClusterMetrics::idle).tag("cluster", name)
+                .description("Open HTTP upstream connections parked in the keep-alive pool (0 for Bolt)").register(registry));
+        created = add(Counter.builder("sluice.upstream.connections.opened").tag("cluster", name)
+                .description("Upstream connections established").register(registry));
+        closed = add(Counter.builder("sluice.upstream.connections.closed").tag("cluster", name)
+                .description("Upstream connections closed (by either side)").register(registry));
+        probesPassed = add(Counter.builder("sluice.health_check.attempts").tags("cluster", name, "result", "success")
+                .description("Active health probes by result").register(registry));
+        probesFailed = add(Counter.builder("sluice.health_check.attempts").tags("cluster", name, "result", "failure")
+                .description("Active health probes by result").register(registry));
+    }
+
+    private <M extends Meter> M add(M m) {
+        meters.add(m);
+        return m;
+    }
+
+    private static double activeRequests(ClusterBalancer b) {
+        long n = 0;
+        for (Host h : b.hosts()) {
+            n += h.activeRequests();
+        }
+        return n;
+    }
+
+    private double idle() {
+        return multiplexed ? 0 : Math.max(0, open.sum() - inUse.sum());
+    }
+
+    public String name() {
+        return name;
+    }
+
+    /** Records an upstream request that ended with {@code outcome} (HTTP status or 0). */
+    void record(RequestOutcome outcome, int status) {
+        int kind;
+        switch (outcome) {
+            case PROXIED, CLIENT_CLOSED -> kind = outcome == RequestOutcome.PROXIED && status >= 500 ? SERVER_ERROR : -1;
+            case CONNECT_FAILURE, CONNECT_TIMEOUT -> kind = CONNECT;
+            case UPSTREAM_RESET -> kind = RESET;
+            case UPSTREAM_TIMEOUT -> kind = TIMEOUT;
+            default -> {
+                return; // the request never reached a host
+            }
+        }
+        requests.increment();
+        if (kind >= 0) {
+            errors[kind].increment();
+        }
+    }
+
+    /** An HTTP upstream connection starts carrying a request. */
+    public void connectionBorrowed() {
+        inUse.increment();
+    }
+
+    /** An HTTP upstream connection stopped carrying a request (parked or closed). */
+    public void connectionReturned() {
+        inUse.decrement();
+    }
+
+    /** A sharable handler for upstream pipelines: counts connections created, closed and open. */
+    public ChannelHandler connectionHandler() {
+        return connectionHandler;
+    }
+
+    /** Wraps a health probe so that every attempt is counted by result. */
+    public HealthProbe countProbes(HealthProbe probe) {
+        return (host, callback) -> probe.probe(host, (success, reason) -> {
+            (success ? probesPassed : probesFailed).increment();
+            callback.complete(success, reason);
+        });
+    }
+
+    @Override
+    public void close() {
+        meters.forEach(registry::remove);
+    }
+
+    @ChannelHandler.Sharable
+    private final class ConnectionHandler extends ChannelInboundHandlerAdapter {
+        @Override
+        public void channelActive(ChannelHandlerContext ctx) {
+            created.increment();
+            open.increment();
+            ctx.fireChannelActive();
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) {
+            closed.increment();
+            open.decrement();
+            ctx.fireChannelInactive();
+        }
+    }
+}
