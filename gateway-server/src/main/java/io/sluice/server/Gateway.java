@@ -36,6 +36,12 @@ import io.sluice.server.http.HttpListenerContext;
 import io.sluice.server.http.HttpServerInitializer;
 import io.sluice.server.health.NettyHealthProbes;
 import io.sluice.server.metrics.ClusterEvents;
+import io.sluice.server.metrics.ClusterMetrics;
+import io.sluice.server.metrics.GatewayMetrics;
+import io.sluice.server.config.ConfigJson;
+import io.sluice.lb.HealthProbe;
+import io.micrometer.core.instrument.config.MeterFilter;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sluice.server.metrics.ListenerMetrics;
 import io.sluice.server.route.RouteTable;
 import io.sluice.server.transport.EventLoopScheduler;
@@ -73,9 +79,10 @@ import java.util.random.RandomGenerator;
  * No static state: several gateways can run in one JVM without interfering.
  *
  * <p>Live reload: {@link #reload(GatewayConfig)} applies a new config in place (clusters, hosts,
- * weights, routes, timeouts, health checks, slow start, listener options); {@link #reload()} re-reads
- * the {@linkplain Builder#reloadSource reload source}. Listener binds, the admin listener and the
- * transport cannot change without a restart: such a config is rejected.
+ * weights, routes, timeouts, health checks, slow start, listener options, listeners added, removed
+ * or moved to a new address); {@link #reload()} re-reads the {@linkplain Builder#reloadSource reload
+ * source}. The admin listener and the transport cannot change without a restart: such a config is
+ * rejected.
  */
 public final class Gateway implements AutoCloseable {
 
@@ -92,19 +99,23 @@ public final class Gateway implements AutoCloseable {
     /** Replaced as a whole on reload (copy on write); readers on any thread see a consistent map. */
     private volatile Map<String, ClusterBalancer> clusters = Map.of();
     private final Map<String, RunningListener> listeners = new LinkedHashMap<>();
-    private final ChannelGroup downstream = new DefaultChannelGroup("sluice-downstream", GlobalEventExecutor.INSTANCE);
+    /** Listeners a reload moved or removed, draining until their connections are gone. */
+    private final List<RunningListener> retiring = new java.util.concurrent.CopyOnWriteArrayList<>();
     private volatile Phase phase = Phase.NEW;
     private EventLoopGroup boss;
     private EventLoopGroup workers;
     private CompletableFuture<Void> closeFuture;
     private io.netty.channel.ChannelFuture admin;
     private final Map<String, List<Meter>> clusterMeters = new HashMap<>();
-    private final List<Meter> gatewayMeters = new ArrayList<>();
-    private final AtomicLong configVersion = new AtomicLong(1);
+    /** True when the registry is the gateway's own (JVM binders go only there). */
+    private final boolean ownRegistry;
+    private GatewayMetrics metrics;
     private NettyHealthProbes probes;
     private ClusterEvents events;
-    private Counter reloadSuccesses;
-    private Counter reloadFailures;
+    private final long createdNanos;
+    private volatile long startedMillis;
+    /** One line about the last reload (applied or rejected), for the status page; null before the first. */
+    private volatile String lastReload;
     /** Run when a host fails its health check or is ejected (written at start, read from event loops). */
     private final List<java.util.function.Consumer<Host>> unavailableHooks = new java.util.concurrent.CopyOnWriteArrayList<>();
     private AccessLog accessLog;
@@ -113,8 +124,18 @@ public final class Gateway implements AutoCloseable {
     private Gateway(Builder b) {
         this.config = b.config;
         this.reloadSource = b.reloadSource;
-        this.registry = b.registry != null ? b.registry : new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        if (!config.admin().metrics()) {
+            // metrics off: a private registry that records nothing (every meter is a no-op)
+            SimpleMeterRegistry off = new SimpleMeterRegistry();
+            off.config().meterFilter(MeterFilter.deny());
+            this.registry = off;
+            this.ownRegistry = true;
+        } else {
+            this.registry = b.registry != null ? b.registry : new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+            this.ownRegistry = b.registry == null;
+        }
         this.ticker = b.ticker;
+        this.createdNanos = System.nanoTime();
         this.random = b.random;
         this.transport = Transport.select(config.transport());
     }
@@ -141,14 +162,8 @@ public final class Gateway implements AutoCloseable {
                 hook.accept(host);
             }
         });
-        reloadSuccesses = Counter.builder("sluice.config.reloads").tag("result", "success")
-                .description("Config reloads applied (success) or rejected (failure)").register(registry);
-        reloadFailures = Counter.builder("sluice.config.reloads").tag("result", "failure")
-                .description("Config reloads applied (success) or rejected (failure)").register(registry);
-        gatewayMeters.add(reloadSuccesses);
-        gatewayMeters.add(reloadFailures);
-        gatewayMeters.add(Gauge.builder("sluice.config.version", configVersion, AtomicLong::get)
-                .description("Version of the running config: 1 at start, +1 per successful reload").register(registry));
+        metrics = new GatewayMetrics(registry, config.admin().metrics(), ownRegistry && config.admin().metrics());
+        metrics.configHash(configHash(config));
         try {
             Map<String, ClusterBalancer> built = new LinkedHashMap<>();
             clusters = built; // filled here under the start lock; shutdown closes what was built if start fails
@@ -157,7 +172,11 @@ public final class Gateway implements AutoCloseable {
             }
             List<io.netty.channel.ChannelFuture> binds = new ArrayList<>();
             for (ListenerConfig l : config.listeners()) {
-                RunningListener rl = l.protocol() == Protocol.BOLT ? bindBolt(l) : bindHttp(l);
+                RunningListener rl = bind(l, false);
+                RouteTable table = RouteTable.compile(l.routes(), built);
+                attachMeters(rl, l, table);
+                rl.reconfigure.accept(l, table);
+                rl.startAccepting();
                 listeners.put(l.name(), rl);
                 binds.add(rl.bindFuture);
             }
@@ -172,6 +191,7 @@ public final class Gateway implements AutoCloseable {
                     shutdown().whenComplete((x, y) -> result.completeExceptionally(cause));
                 } else {
                     phase = Phase.RUNNING;
+                    startedMillis = System.currentTimeMillis();
                     log.info("sluice started: transport={} workers={} listeners={}{}", transport.label(), threads,
                             listeners.keySet(), admin == null ? "" : " admin=" + adminAddress());
                     result.complete(this);
@@ -186,8 +206,9 @@ public final class Gateway implements AutoCloseable {
     /** A balancer wired like every other (probes, state-change events, gauges). Caller holds the lock. */
     private ClusterBalancer newBalancer(ClusterConfig c) {
         LbContext ctx = new LbContext(new EventLoopScheduler(workers.next(), ticker), random)
-                .withProbes(probes).withListener(events);
+                .withProbes(this::countedProbe).withListener(events);
         ClusterBalancer balancer = ClusterBalancer.create(c, ctx);
+        metrics.addCluster(balancer);
         List<Meter> meters = new ArrayList<>();
         meters.add(Gauge.builder("sluice.cluster.hosts.available", balancer,
                         b -> b.hosts().stream().filter(Host::available).count())
@@ -201,6 +222,19 @@ public final class Gateway implements AutoCloseable {
         return balancer;
     }
 
+    /** A health probe whose attempts count in {@code sluice.health_check.attempts}. */
+    private HealthProbe countedProbe(ClusterConfig c) {
+        HealthProbe p = probes.create(c);
+        if (p == null || !metrics.recording()) {
+            return p;
+        }
+        String name = c.name();
+        return (host, callback) -> {
+            ClusterMetrics cm = metrics.cluster(name);
+            (cm == null ? p : cm.countProbes(p)).probe(host, callback);
+        };
+    }
+
     /** Removes the gauges of a cluster (they hold the balancer). Caller holds the lock. */
     private void removeClusterGauges(String name) {
         List<Meter> meters = clusterMeters.remove(name);
@@ -210,44 +244,107 @@ public final class Gateway implements AutoCloseable {
     }
 
     /** Binds a data-path listener: accepts on the boss loop, serves on the workers. */
-    private io.netty.channel.ChannelFuture listen(ListenerConfig l, ChannelInitializer<SocketChannel> pipeline) {
+    private io.netty.channel.ChannelFuture listen(ListenerConfig l, ChannelInitializer<SocketChannel> pipeline,
+                                                  boolean accepting) {
         return new ServerBootstrap()
                 .group(boss, workers)
                 .channel(transport.serverChannel())
                 .option(ChannelOption.SO_BACKLOG, config.transport().backlog())
                 .option(ChannelOption.SO_REUSEADDR, true)
+                .option(ChannelOption.AUTO_READ, accepting) // a reload binds first and accepts once routes are in
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childOption(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT)
                 .childHandler(pipeline)
                 .bind(l.address(), l.port());
     }
 
-    private RunningListener bindHttp(ListenerConfig l) {
-        ListenerMetrics metrics = new ListenerMetrics(registry, l.name(), "http");
-        HttpListenerContext ctx = new HttpListenerContext(l.name(), RouteTable.compile(l.routes(), clusters), l.http(),
-                metrics, workers, transport, ticker);
-        unavailableHooks.add(ctx::closeIdle);
+    /**
+     * Binds a listener with an empty route table ({@link RunningListener#reconfigure} swaps the real
+     * one in). {@code accepting} false: the socket listens but accepts nothing until
+     * {@link RunningListener#startAccepting} (a reload binds before it builds the new routes).
+     * The listener's meters are those of the running listener of the same name and protocol, if any.
+     */
+    private RunningListener bind(ListenerConfig l, boolean accepting) {
+        String protocol = l.protocol() == Protocol.BOLT ? "bolt" : "http";
+        ListenerMetrics lm = null;
+        RunningListener same = listeners.get(l.name());
+        if (same != null && same.config.protocol() == l.protocol()) {
+            lm = same.metrics;
+        }
+        for (RunningListener r : retiring) {
+            if (lm == null && r.config.name().equals(l.name()) && r.config.protocol() == l.protocol()) {
+                lm = r.metrics;
+            }
+        }
+        if (lm == null) {
+            lm = new ListenerMetrics(registry, l.name(), protocol, metrics.recording());
+        }
+        ChannelGroup channels = new DefaultChannelGroup("sluice-" + l.name(), GlobalEventExecutor.INSTANCE);
+        RouteTable empty = RouteTable.compile(List.of(), Map.of());
+        if (l.protocol() == Protocol.BOLT) {
+            BoltListenerContext ctx = new BoltListenerContext(l.name(), empty, l.bolt(), null, lm, workers, transport,
+                    ticker, metrics::upstreamConnectionHandler);
+            ctx.accessLog(accessLog);
+            return new RunningListener(l, lm, listen(l, new BoltServerInitializer(ctx, channels), accepting), channels,
+                    null, ctx::startDraining, ctx::closePools, ctx::upstreamConnections, (lc, table) -> {
+                        String d = lc.bolt().defaultCluster();
+                        ctx.update(table, lc.bolt(), d == null ? null : clusters.get(d));
+                    });
+        }
+        HttpListenerContext ctx = new HttpListenerContext(l.name(), empty, l.http(), lm, workers, transport, ticker,
+                metrics::cluster);
         ctx.accessLog(accessLog);
-        return new RunningListener(l, metrics, listen(l, new HttpServerInitializer(ctx, downstream)), ctx::startDraining,
-                ctx::closePools, ctx::idleUpstreamConnections, (lc, table) -> ctx.update(table, lc.http()));
+        java.util.function.Consumer<Host> hook = ctx::closeIdle;
+        unavailableHooks.add(hook);
+        return new RunningListener(l, lm, listen(l, new HttpServerInitializer(ctx, channels), accepting), channels,
+                hook, ctx::startDraining, ctx::closePools, ctx::idleUpstreamConnections,
+                (lc, table) -> ctx.update(table, lc.http()));
     }
 
-    private RunningListener bindBolt(ListenerConfig l) {
-        ListenerMetrics metrics = new ListenerMetrics(registry, l.name(), "bolt");
-        String dc = l.bolt().defaultCluster();
-        BoltListenerContext ctx = new BoltListenerContext(l.name(), RouteTable.compile(l.routes(), clusters), l.bolt(),
-                dc == null ? null : clusters.get(dc), metrics, workers, transport, ticker);
-        ctx.accessLog(accessLog);
-        return new RunningListener(l, metrics, listen(l, new BoltServerInitializer(ctx, downstream)), ctx::startDraining,
-                ctx::closePools, ctx::upstreamConnections, (lc, table) -> {
-                    String d = lc.bolt().defaultCluster();
-                    ctx.update(table, lc.bolt(), d == null ? null : clusters.get(d));
-                });
+    /** Gives the routes of {@code table} their meters (before the table is published). Caller holds the lock. */
+    private void attachMeters(RunningListener rl, ListenerConfig l, RouteTable table) {
+        rl.metrics.attach(table, metrics::cluster);
+        if (l.protocol() == Protocol.BOLT) {
+            String d = l.bolt().defaultCluster();
+            rl.metrics.defaultCluster(d == null ? null : metrics.cluster(d));
+        }
+    }
+
+    private static int configHash(GatewayConfig c) {
+        java.util.zip.CRC32 crc = new java.util.zip.CRC32();
+        crc.update(ConfigJson.render(c).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        return (int) crc.getValue();
     }
 
     private io.netty.channel.ChannelFuture bindAdmin() {
         AdminHandler handler = new AdminHandler(registry, this::clusters, () -> phase == Phase.RUNNING, this::config,
-                reloadSource == null ? null : () -> reload().summary());
+                reloadSource == null ? null : () -> reload().summary(), new AdminHandler.Status() {
+                    @Override
+                    public List<AdminHandler.ListenerInfo> listeners() {
+                        return listenerInfo();
+                    }
+
+                    @Override
+                    public String lastReload() {
+                        return lastReload;
+                    }
+
+                    @Override
+                    public long configVersion() {
+                        return Gateway.this.configVersion();
+                    }
+
+                    @Override
+                    public long uptimeMillis() {
+                        long t = startedMillis;
+                        return t == 0 ? 0 : System.currentTimeMillis() - t;
+                    }
+
+                    @Override
+                    public boolean metricsOn() {
+                        return config.admin().metrics();
+                    }
+                });
         ServerBootstrap b = new ServerBootstrap()
                 .group(boss) // not the workers: the admin API answers even when the data path is saturated
                 .channel(transport.serverChannel())
@@ -260,6 +357,16 @@ public final class Gateway implements AutoCloseable {
                     }
                 });
         return b.bind(config.admin().address(), config.admin().port());
+    }
+
+    /** Listeners for the status page: running ones, then those draining after a reload. */
+    private List<AdminHandler.ListenerInfo> listenerInfo() {
+        List<AdminHandler.ListenerInfo> out = new ArrayList<>();
+        for (RunningListener l : allListeners()) {
+            out.add(new AdminHandler.ListenerInfo(l.config.name(), l.config.protocol().name().toLowerCase(java.util.Locale.ROOT),
+                    boundAddress(l), l.channels.size(), l.metrics.activeRequests(), retiring.contains(l)));
+        }
+        return out;
     }
 
     /** The bound address of the admin API, or null when it is disabled. */
@@ -287,7 +394,7 @@ public final class Gateway implements AutoCloseable {
 
     /** The version of the running config: 1 as started, plus one per successful reload. */
     public long configVersion() {
-        return configVersion.get();
+        return metrics == null ? 1 : metrics.version();
     }
 
     /**
@@ -314,25 +421,28 @@ public final class Gateway implements AutoCloseable {
     }
 
     /**
-     * Applies {@code newConfig} to the running gateway without dropping traffic. Synchronous and
-     * non-blocking (it takes the gateway's lock briefly; safe on any thread); reloads are serialized.
+     * Applies {@code newConfig} to the running gateway without dropping traffic. Synchronous
+     * (reloads are serialized); it waits for new listener sockets to bind, so call it off the
+     * event loops.
      *
      * <p>The config is checked completely before anything changes: the records validate themselves
-     * when built, and here the listeners (names, protocols, addresses, ports), the admin listener
-     * and the transport must equal the running ones — changing them needs a restart, and such a
-     * config is rejected with a {@link ConfigException} naming the JSON path. Everything else applies
-     * in place:
+     * when built, and here the admin listener and the transport must equal the running ones
+     * (changing them needs a restart; such a config is rejected with a {@link ConfigException}
+     * naming the JSON path). Listeners that are new, or whose address, port or protocol changed,
+     * are bound first — if one cannot bind, the reload is rejected and nothing changes. Then:
      * <ul>
-     *   <li>clusters added get a new balancer (probes, events, gauges); removed ones are closed once
+     *   <li>clusters added get a new balancer (probes, events, meters); removed ones are closed once
      *       the new route tables no longer reference them (requests in flight to them finish) and
      *       their meters are removed; changed ones are {@linkplain ClusterBalancer#update updated}:
      *       kept hosts keep health, ejection state and warm-up clock, added hosts warm up. A cluster
      *       whose protocol changes is replaced by a new balancer.</li>
-     *   <li>every listener gets a new route table and options, swapped atomically: the next request
-     *       on every connection uses them, requests in flight finish on the old route. HTTP limits
-     *       and timeouts and the Bolt frame limit of downstream connections apply to new
-     *       connections (and per request where the handler reads them); the Bolt upstream frame
-     *       limit stays as started.</li>
+     *   <li>every kept listener gets a new route table and options, swapped atomically: the next request
+     *       on every connection uses them, requests in flight finish on the old route. Route meters of
+     *       routes no longer present are deleted.</li>
+     *   <li>new and moved listeners start accepting; the old socket of a moved listener and removed
+     *       listeners stop accepting and drain: HTTP connections get {@code Connection: close} on
+     *       their next response (idle ones close now), Bolt connections close once their pending
+     *       requests are answered, whatever is left closes at the drain timeout.</li>
      *   <li>the drain timeout applies to the next shutdown.</li>
      * </ul>
      * Counts {@code sluice.config.reloads{result}}, bumps {@code sluice.config.version}, logs one line.
@@ -343,8 +453,10 @@ public final class Gateway implements AutoCloseable {
     public synchronized ReloadResult reload(GatewayConfig newConfig) {
         Objects.requireNonNull(newConfig, "newConfig");
         checkRunning();
+        Map<String, RunningListener> bound;
         try {
             checkReloadable(newConfig);
+            bound = bindChanged(newConfig);
         } catch (ConfigException e) {
             rejected(e);
             throw e;
@@ -388,13 +500,44 @@ public final class Gateway implements AutoCloseable {
         }
         clusters = published;
         List<String> changedListeners = new ArrayList<>();
+        List<RunningListener> toRetire = new ArrayList<>();
+        Map<String, RunningListener> nextListeners = new LinkedHashMap<>();
         for (ListenerConfig l : newConfig.listeners()) {
-            RunningListener rl = listeners.get(l.name());
-            rl.reconfigure.accept(l, tables.get(l.name()));
-            if (!rl.config.equals(l)) {
+            RouteTable table = tables.get(l.name());
+            RunningListener was = listeners.get(l.name());
+            RunningListener rl = bound.get(l.name());
+            if (rl != null) {
+                attachMeters(rl, l, table);
+                rl.reconfigure.accept(l, table);
+                rl.startAccepting();
+                if (was != null) {
+                    toRetire.add(was);
+                    if (was.config.protocol() == l.protocol()) {
+                        was.reconfigure.accept(l, table); // its kept-alive connections see the new routes too
+                    }
+                }
                 changedListeners.add(l.name());
+            } else {
+                attachMeters(was, l, table);
+                was.reconfigure.accept(l, table);
+                if (!was.config.equals(l)) {
+                    changedListeners.add(l.name());
+                }
+                rl = was.withConfig(l);
             }
-            listeners.put(l.name(), rl.withConfig(l));
+            nextListeners.put(l.name(), rl);
+        }
+        List<String> removedListeners = new ArrayList<>();
+        for (RunningListener rl : listeners.values()) {
+            if (!nextListeners.containsKey(rl.config.name())) {
+                toRetire.add(rl);
+                removedListeners.add(rl.config.name());
+            }
+        }
+        listeners.clear();
+        listeners.putAll(nextListeners);
+        for (RunningListener rl : toRetire) {
+            retire(rl, newConfig.drainTimeout());
         }
         // no route references a retired balancer any more; in-flight requests keep their host and finish
         for (ClusterBalancer b : retired) {
@@ -402,19 +545,143 @@ public final class Gateway implements AutoCloseable {
         }
         for (String name : removed) {
             removeClusterGauges(name);
+            metrics.removeCluster(name);
             for (Meter m : registry.getMeters()) {
-                if (m.getId().getName().startsWith("sluice.cluster.") && name.equals(m.getId().getTag("cluster"))) {
+                String n = m.getId().getName();
+                if ((n.startsWith("sluice.cluster.") || n.startsWith("sluice.upstream.") || n.startsWith("sluice.health_check."))
+                        && name.equals(m.getId().getTag("cluster"))) {
                     registry.remove(m);
                 }
             }
         }
         config = newConfig;
-        long version = configVersion.incrementAndGet();
-        reloadSuccesses.increment();
+        long version = metrics.version() + 1;
+        metrics.reloaded(version, configHash(newConfig));
         ReloadResult result = new ReloadResult(version, added, removed, updated, changedListeners);
-        log.info("config reloaded: {}{}", result.summary(),
-                old.drainTimeout().equals(newConfig.drainTimeout()) ? "" : "; drain_timeout " + newConfig.drainTimeout());
+        StringBuilder extra = new StringBuilder();
+        if (!bound.isEmpty()) {
+            extra.append("; listening on");
+            bound.forEach((n, rl) -> extra.append(' ').append(n).append('=').append(boundAddress(rl)));
+        }
+        if (!removedListeners.isEmpty()) {
+            extra.append("; listeners removed ").append(removedListeners);
+        }
+        if (!old.drainTimeout().equals(newConfig.drainTimeout())) {
+            extra.append("; drain_timeout ").append(newConfig.drainTimeout());
+        }
+        log.info("config reloaded: {}{}", result.summary(), extra);
+        lastReload = java.time.Instant.now() + " applied: " + result.summary() + extra;
         return result;
+    }
+
+    /**
+     * Binds the listeners of {@code next} that are new or whose address, port or protocol changed
+     * (not accepting yet). If one cannot bind, closes those bound and throws a {@link ConfigException}
+     * naming its path. Caller holds the lock.
+     */
+    private Map<String, RunningListener> bindChanged(GatewayConfig next) {
+        Map<String, RunningListener> bound = new LinkedHashMap<>();
+        for (int i = 0; i < next.listeners().size(); i++) {
+            ListenerConfig l = next.listeners().get(i);
+            RunningListener r = listeners.get(l.name());
+            if (r != null && r.config.protocol() == l.protocol() && r.config.address().equals(l.address())
+                    && r.config.port() == l.port()) {
+                continue;
+            }
+            RunningListener rl = bind(l, false);
+            bound.put(l.name(), rl);
+            io.netty.channel.ChannelFuture f = rl.bindFuture.awaitUninterruptibly();
+            if (!f.isSuccess()) {
+                for (RunningListener b : bound.values()) {
+                    unbind(b);
+                }
+                String why = f.cause() == null ? "bind failed" : f.cause().getMessage();
+                throw new ConfigException("$.listeners[" + i + "].port", l.port(), "an address and port this gateway can bind (binding "
+                        + l.address() + ":" + l.port() + " failed: " + why + ")");
+            }
+        }
+        return bound;
+    }
+
+    /** Undoes {@link #bind} of a listener that never accepted. */
+    private void unbind(RunningListener rl) {
+        rl.bindFuture.channel().close();
+        if (rl.hook != null) {
+            unavailableHooks.remove(rl.hook);
+        }
+        rl.closePools.run();
+        if (!metricsInUse(rl.metrics, rl)) {
+            rl.metrics.close();
+        }
+    }
+
+    private boolean metricsInUse(ListenerMetrics m, RunningListener except) {
+        for (RunningListener r : listeners.values()) {
+            if (r != except && r.metrics == m) {
+                return true;
+            }
+        }
+        for (RunningListener r : retiring) {
+            if (r != except && r.metrics == m) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Stops a listener a reload moved or removed: no more accepts, its connections are asked to
+     * close (HTTP after their current response, Bolt once their pending requests are answered),
+     * and whatever is still open at the drain timeout is closed. Caller holds the lock.
+     */
+    private void retire(RunningListener rl, java.time.Duration drainTimeout) {
+        String address = boundAddress(rl);
+        rl.bindFuture.channel().close();
+        rl.startDraining.run();
+        if (rl.hook != null) {
+            unavailableHooks.remove(rl.hook);
+        }
+        retiring.add(rl);
+        rl.channels.forEach(ch -> ch.pipeline().fireUserEventTriggered(DrainEvent.INSTANCE));
+        log.info("listener {} stopped accepting on {}; draining {} connection(s)", rl.config.name(), address,
+                rl.channels.size());
+        awaitRetired(rl, address, ticker.nanoTime() + drainTimeout.toNanos());
+    }
+
+    private void awaitRetired(RunningListener rl, String address, long deadline) {
+        if (phase != Phase.RUNNING) {
+            return; // shutdown drains it with everything else
+        }
+        boolean empty = rl.channels.isEmpty();
+        if (!empty && ticker.nanoTime() - deadline < 0) {
+            GlobalEventExecutor.INSTANCE.schedule(() -> awaitRetired(rl, address, deadline), 20, TimeUnit.MILLISECONDS);
+            return;
+        }
+        int left = rl.channels.size();
+        rl.channels.close().addListener(f -> {
+            synchronized (this) {
+                if (!retiring.remove(rl)) {
+                    return;
+                }
+                rl.closePools.run();
+                if (!metricsInUse(rl.metrics, rl)) {
+                    rl.metrics.close();
+                }
+            }
+            if (left > 0) {
+                log.warn("listener {} on {}: drain timeout, closed {} connection(s)", rl.config.name(), address, left);
+            } else {
+                log.info("listener {} on {} drained", rl.config.name(), address);
+            }
+        });
+    }
+
+    private static String boundAddress(RunningListener rl) {
+        java.net.SocketAddress a = rl.bindFuture.channel().localAddress();
+        if (a instanceof InetSocketAddress i) {
+            return i.getHostString() + ":" + i.getPort();
+        }
+        return rl.config.address() + ":" + rl.config.port();
     }
 
     private void checkRunning() {
@@ -424,42 +691,28 @@ public final class Gateway implements AutoCloseable {
     }
 
     private void rejected(ConfigException e) {
-        if (reloadFailures != null) {
-            reloadFailures.increment();
+        if (metrics != null) {
+            metrics.reloadRejected();
         }
-        log.warn("config reload rejected, version {} keeps running: {}", configVersion.get(), e.getMessage());
+        log.warn("config reload rejected, version {} keeps running: {}", configVersion(), e.getMessage());
+        lastReload = java.time.Instant.now() + " rejected (version " + configVersion() + " keeps running): " + e.getMessage();
     }
 
-    /** What a reload cannot change: listener binds (and the set of listeners), the admin listener, the transport. */
+    /**
+     * What a reload cannot change: the admin listener, the transport, and the protocol of a
+     * listener that keeps its address (the old socket holds the port while it drains).
+     */
     private void checkReloadable(GatewayConfig next) {
         GatewayConfig cur = config;
-        Map<String, ListenerConfig> running = new LinkedHashMap<>();
-        for (ListenerConfig l : cur.listeners()) {
-            running.put(l.name(), l);
-        }
-        String restart = " (changing listeners needs a restart)";
         for (int i = 0; i < next.listeners().size(); i++) {
             ListenerConfig l = next.listeners().get(i);
-            String at = "$.listeners[" + i + "]";
-            ListenerConfig r = running.remove(l.name());
-            if (r == null) {
-                throw new ConfigException(at + ".name", l.name(),
-                        "one of the running listeners " + listeners.keySet() + " (adding a listener needs a restart)");
+            RunningListener r = listeners.get(l.name());
+            if (r != null && r.config.protocol() != l.protocol() && r.config.address().equals(l.address())
+                    && r.config.port() == l.port() && l.port() != 0) {
+                throw new ConfigException("$.listeners[" + i + "].protocol", l.protocol().name().toLowerCase(java.util.Locale.ROOT),
+                        "the running " + r.config.protocol().name().toLowerCase(java.util.Locale.ROOT)
+                                + " while the listener keeps its port (give it a new port, or restart)");
             }
-            if (r.protocol() != l.protocol()) {
-                throw new ConfigException(at + ".protocol", l.protocol().name().toLowerCase(java.util.Locale.ROOT),
-                        "the running " + r.protocol().name().toLowerCase(java.util.Locale.ROOT) + restart);
-            }
-            if (!r.address().equals(l.address())) {
-                throw new ConfigException(at + ".address", l.address(), "the running \"" + r.address() + "\"" + restart);
-            }
-            if (r.port() != l.port()) {
-                throw new ConfigException(at + ".port", l.port(), "the running " + r.port() + restart);
-            }
-        }
-        if (!running.isEmpty()) {
-            throw new ConfigException("$.listeners", "no listener " + running.keySet(),
-                    "every running listener " + listeners.keySet() + " (removing a listener needs a restart)");
         }
         if (!cur.admin().equals(next.admin())) {
             throw new ConfigException("$.admin", next.admin(), "the running " + cur.admin() + " (changing the admin listener needs a restart)");
@@ -499,9 +752,12 @@ public final class Gateway implements AutoCloseable {
 
     /** Requests in flight on all listeners. */
     public int activeRequests() {
+        java.util.Set<ListenerMetrics> seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
         int n = 0;
-        for (RunningListener l : listeners.values()) {
-            n += l.metrics.activeRequests();
+        for (RunningListener l : allListeners()) {
+            if (seen.add(l.metrics)) {
+                n += l.metrics.activeRequests();
+            }
         }
         return n;
     }
@@ -524,11 +780,11 @@ public final class Gateway implements AutoCloseable {
         }
         closeFuture = new CompletableFuture<>();
         phase = Phase.DRAINING;
-        for (RunningListener l : listeners.values()) {
+        for (RunningListener l : allListeners()) {
             l.startDraining.run();
             l.bindFuture.channel().close();
+            l.channels.forEach(ch -> ch.pipeline().fireUserEventTriggered(DrainEvent.INSTANCE));
         }
-        downstream.forEach(ch -> ch.pipeline().fireUserEventTriggered(DrainEvent.INSTANCE));
         long deadline = ticker.nanoTime() + config.drainTimeout().toNanos();
         if (workers == null) {
             finishClose();
@@ -555,14 +811,23 @@ public final class Gateway implements AutoCloseable {
             admin.channel().close();
             adminChannels.close();
         }
-        downstream.close().addListener(f -> closeResources());
+        List<CompletableFuture<Void>> closing = new ArrayList<>();
+        for (RunningListener l : allListeners()) {
+            CompletableFuture<Void> c = new CompletableFuture<>();
+            l.channels.close().addListener(f -> c.complete(null));
+            closing.add(c);
+        }
+        CompletableFuture.allOf(closing.toArray(CompletableFuture[]::new)).whenComplete((v, e) -> closeResources());
     }
 
     private void closeResources() {
         try {
-            for (RunningListener l : listeners.values()) {
+            java.util.Set<ListenerMetrics> closed = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+            for (RunningListener l : allListeners()) {
                 l.closePools.run();
-                l.metrics.close();
+                if (closed.add(l.metrics)) {
+                    l.metrics.close();
+                }
             }
             synchronized (this) {
                 for (ClusterBalancer c : clusters.values()) {
@@ -572,7 +837,9 @@ public final class Gateway implements AutoCloseable {
                     ms.forEach(registry::remove);
                 }
                 clusterMeters.clear();
-                gatewayMeters.forEach(registry::remove);
+                if (metrics != null) {
+                    metrics.close();
+                }
             }
             if (accessLog != null) {
                 accessLog.close(); // after the listeners: the last requests are written
@@ -605,13 +872,27 @@ public final class Gateway implements AutoCloseable {
      * @param reconfigure swaps in a listener config's options and its route table (compiled against the running clusters)
      */
     private record RunningListener(ListenerConfig config, ListenerMetrics metrics,
-                                   io.netty.channel.ChannelFuture bindFuture, Runnable startDraining,
+                                   io.netty.channel.ChannelFuture bindFuture, ChannelGroup channels,
+                                   java.util.function.Consumer<Host> hook, Runnable startDraining,
                                    Runnable closePools, IntSupplier upstreamConnections,
                                    BiConsumer<ListenerConfig, RouteTable> reconfigure) {
 
         RunningListener withConfig(ListenerConfig c) {
-            return new RunningListener(c, metrics, bindFuture, startDraining, closePools, upstreamConnections, reconfigure);
+            return new RunningListener(c, metrics, bindFuture, channels, hook, startDraining, closePools,
+                    upstreamConnections, reconfigure);
         }
+
+        /** The socket starts accepting connections (it was bound with auto-read off). */
+        void startAccepting() {
+            bindFuture.channel().config().setAutoRead(true);
+        }
+    }
+
+    /** Running and retiring listeners; a snapshot. */
+    private synchronized List<RunningListener> allListeners() {
+        List<RunningListener> all = new ArrayList<>(listeners.values());
+        all.addAll(retiring);
+        return all;
     }
 
     /** Builds a {@link Gateway}. Only {@link #config} is required. */

@@ -259,17 +259,19 @@ class ReloadIT {
         assertThat(get(admin("/metrics")).body()).contains("sluice_config_reloads_total{result=\"failure\"} 1.0",
                 "sluice_config_reloads_total{result=\"success\"} 0.0", "sluice_config_version 1.0");
 
-        // syntax errors and listener changes are rejected the same way
+        // syntax errors, a listener moved to a port it cannot bind and a transport change are rejected the same way
         Files.writeString(file, "{\"listeners\": [");
         assertThat(postReload().statusCode()).isEqualTo(400);
-        GatewayConfig moved = variant(0).withListeners(List.of(variant(0).listeners().get(0).withPort(1),
-                variant(0).listeners().get(1)));
-        Files.writeString(file, ConfigJson.render(moved));
-        HttpResponse<String> port = postReload();
-        assertThat(port.statusCode()).isEqualTo(400);
-        assertThat(port.body()).contains("$.listeners[0].port", "restart");
-        assertThatThrownBy(() -> gw.reload(variant(0).withListeners(List.of(variant(0).listeners().get(0)))))
-                .isInstanceOf(ConfigException.class).hasMessageContaining("$.listeners");
+        try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            GatewayConfig moved = variant(0).withListeners(List.of(
+                    variant(0).listeners().get(0).withPort(taken.getLocalPort()), variant(0).listeners().get(1)));
+            Files.writeString(file, ConfigJson.render(moved));
+            HttpResponse<String> port = postReload();
+            assertThat(port.statusCode()).isEqualTo(400);
+            assertThat(port.body()).contains("$.listeners[0].port", String.valueOf(taken.getLocalPort()), "failed");
+        }
+        assertThatThrownBy(() -> gw.reload(variant(0).withTransport(new TransportConfig("nio", 1, 7))))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("$.transport");
         assertThat(get(admin("/metrics")).body()).contains("sluice_config_reloads_total{result=\"failure\"} 4.0");
         assertThat(gw.config()).isSameAs(before);
         assertThat(get(admin("/reload")).statusCode()).isEqualTo(405);

@@ -28,6 +28,7 @@ import io.sluice.lb.ClusterBalancer;
 import io.sluice.server.config.ConfigJson;
 
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
@@ -43,7 +44,8 @@ import java.util.function.Supplier;
  *   <li>{@code GET /config} — the running config as native-format JSON</li>
  *   <li>{@code POST /reload} — re-read the config source and apply it: 200 with a one-line summary,
  *       400 with the config error (the old config keeps running), 409 when there is nothing to reload from</li>
- *   <li>{@code GET /} — the list of endpoints</li>
+ *   <li>{@code GET /} — a small HTML status page (listeners, clusters and hosts, last reload,
+ *       uptime, version, links to the other endpoints); no scripts, no external assets</li>
  * </ul>
  * Every endpoint but {@code /reload} is read-only and answers only GET and HEAD.
  */
@@ -66,6 +68,28 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
     private final BooleanSupplier ready;
     private final Supplier<GatewayConfig> config;
     private final Reloader reloader;
+    private final Status status;
+
+    /** What the status page shows besides the clusters. Called on the admin thread; must not block. */
+    public interface Status {
+        List<ListenerInfo> listeners();
+
+        /** One line about the last reload (when, applied or rejected, what), or null if none yet. */
+        String lastReload();
+
+        long configVersion();
+
+        /** Milliseconds since the gateway started serving. */
+        long uptimeMillis();
+
+        /** False when metrics recording is off ({@code admin.metrics: false}). */
+        boolean metricsOn();
+    }
+
+    /** A listener as the status page shows it; {@code draining} for old sockets a reload moved or removed. */
+    public record ListenerInfo(String name, String protocol, String address, int connections, int requests,
+                               boolean draining) {
+    }
 
     /** Re-reads the config source and applies it. */
     @FunctionalInterface
@@ -91,6 +115,13 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
      */
     public AdminHandler(MeterRegistry registry, Supplier<Map<String, ClusterBalancer>> clusters, BooleanSupplier ready,
                         Supplier<GatewayConfig> config, Reloader reloader) {
+        this(registry, clusters, ready, config, reloader, null);
+    }
+
+    /** @param status listeners, reload, uptime for the status page (null: the page shows clusters only) */
+    public AdminHandler(MeterRegistry registry, Supplier<Map<String, ClusterBalancer>> clusters, BooleanSupplier ready,
+                        Supplier<GatewayConfig> config, Reloader reloader, Status status) {
+        this.status = status;
         this.registry = registry;
         this.clusters = clusters;
         this.ready = ready;
@@ -118,9 +149,13 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
             return;
         }
         switch (path) {
-            case "/", "" -> send(ctx, req, HttpResponseStatus.OK, "text/plain", INDEX);
+            case "/", "" -> send(ctx, req, HttpResponseStatus.OK, "text/html; charset=utf-8",
+                    StatusPage.render(clusters.get(), status, ready.getAsBoolean()));
             case "/metrics" -> {
-                if (registry instanceof PrometheusMeterRegistry p) {
+                if (status != null && !status.metricsOn()) {
+                    send(ctx, req, HttpResponseStatus.NOT_FOUND, "text/plain",
+                            "metrics are off (admin.metrics: false): nothing is recorded\n");
+                } else if (registry instanceof PrometheusMeterRegistry p) {
                     send(ctx, req, HttpResponseStatus.OK, "text/plain; version=0.0.4; charset=utf-8", p.scrape());
                 } else {
                     send(ctx, req, HttpResponseStatus.NOT_FOUND, "text/plain",

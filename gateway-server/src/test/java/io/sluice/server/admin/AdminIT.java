@@ -8,6 +8,7 @@ import io.sluice.server.testing.TestBackend;
 import org.junit.jupiter.api.Test;
 
 import java.net.URI;
+import java.util.List;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -57,6 +58,28 @@ class AdminIT {
                     HttpResponse.BodyHandlers.ofString());
             assertThat(reload.statusCode()).isEqualTo(409);
             assertThat(reload.body()).contains("Gateway.reload");
+        }
+    }
+
+    @Test
+    void statusPageShowsListenersClustersHostsAndLastReload() throws Exception {
+        try (TestBackend b = TestBackend.start();
+             Gateway g = GatewayFixture.start(GatewayFixture.simple(b).withAdmin(new AdminConfig(true, "127.0.0.1", 0)))) {
+            HttpResponse<String> page = admin(g, "/");
+            assertThat(page.statusCode()).isEqualTo(200);
+            assertThat(page.headers().firstValue("content-type")).hasValue("text/html; charset=utf-8");
+            assertThat(page.body()).startsWith("<!DOCTYPE html>").contains("<title>sluice status</title>",
+                    "web", "127.0.0.1:" + g.port("web"), ">c<", "127.0.0.1:" + b.port(),
+                    ">" + g.cluster("c").hosts().get(0).health().name().toLowerCase() + "<", "last reload: none since start",
+                    "config version 1", "<a href=\"/metrics\">", "<a href=\"/clusters\">", "<a href=\"/config\">", "version <code>");
+            assertThat(page.body()).doesNotContain("<script", "http://", "https://");
+
+            g.cluster("c").hosts().get(0).health(HealthStatus.UNHEALTHY);
+            g.reload(g.config().withClusters(List.of(g.config().clusters().get(0).withHosts(List.of(
+                    GatewayFixture.host(b, 3))))));
+            String after = admin(g, "/").body();
+            assertThat(after).contains("applied: config version 2", "config version 2", ">unhealthy<");
+            assertThat(after).containsPattern("<td class=\"n\">3</td>");
         }
     }
 
