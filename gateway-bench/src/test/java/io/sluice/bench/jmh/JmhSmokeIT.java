@@ -48,4 +48,21 @@ class JmhSmokeIT {
             assertThat(r.getPrimaryResult().getScore()).isPositive();
         }
     }
+
+    @Test
+    void httpCodecExchangeRunsWithBothCodecs() throws Exception {
+        Options opts = new OptionsBuilder()
+                .include(HttpCodecBenchmark.class.getName() + ".exchange")
+                .forks(0)
+                .warmupIterations(0)
+                .measurementIterations(1).measurementTime(TimeValue.milliseconds(200))
+                .threads(1)
+                .shouldFailOnError(true)
+                .build();
+        Collection<RunResult> results = new Runner(opts).run();
+        assertThat(results).hasSize(4); // netty and sluice, two requests each
+        for (RunResult r : results) {
+            assertThat(r.getPrimaryResult().getScore()).isPositive();
+        }
+    }
 }

@@ -14,6 +14,7 @@ import io.netty.util.concurrent.ScheduledFuture;
 import io.sluice.codec.http.HttpBody;
 import io.sluice.codec.http.HttpDecodeError;
 import io.sluice.codec.http.HttpHead;
+import io.sluice.codec.http.ProxyHeads;
 import io.sluice.core.cluster.Host;
 import io.sluice.core.cluster.Outcome;
 import io.sluice.core.config.HttpOptions;

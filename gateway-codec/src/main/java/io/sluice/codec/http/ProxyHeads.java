@@ -1,9 +1,8 @@
-package io.sluice.server.http;
+package io.sluice.codec.http;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufUtil;
-import io.sluice.codec.http.HttpHead;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -14,7 +13,7 @@ import java.util.List;
  * X-Forwarded-* and the framing or connection headers this hop needs. Runs of untouched header
  * lines are copied in one go; nothing becomes a {@code String} unless it changes.
  */
-final class ProxyHeads {
+public final class ProxyHeads {
 
     private static final byte[] HTTP11 = ascii("HTTP/1.1");
     private static final byte[] SP_HTTP11_CRLF = ascii(" HTTP/1.1\r\n");
@@ -29,9 +28,9 @@ final class ProxyHeads {
     private static final byte[] CHUNKED = ascii("Transfer-Encoding: chunked\r\n");
 
     /** What the response head must say about the downstream connection. */
-    static final int CONNECTION_AS_IS = 0;
-    static final int CONNECTION_CLOSE_HEADER = 1;
-    static final int CONNECTION_KEEP_ALIVE_HEADER = 2;
+    public static final int CONNECTION_AS_IS = 0;
+    public static final int CONNECTION_CLOSE_HEADER = 1;
+    public static final int CONNECTION_KEEP_ALIVE_HEADER = 2;
 
     private ProxyHeads() {
     }
@@ -41,7 +40,7 @@ final class ProxyHeads {
      * null), hop-by-hop headers and a handled {@code Expect: 100-continue} removed, Host replaced
      * when {@code hostOverride} is set, X-Forwarded-* added when {@code clientIp} is set.
      */
-    static ByteBuf requestHead(ByteBufAllocator alloc, HttpHead req, String target, String hostOverride,
+    public static ByteBuf requestHead(ByteBufAllocator alloc, HttpHead req, String target, String hostOverride,
                                String clientIp, boolean dropExpect) {
         ByteBuf raw = req.raw();
         int base = raw.readerIndex();
@@ -152,7 +151,7 @@ final class ProxyHeads {
      * @param dropFraming remove Transfer-Encoding (the body is de-chunked for an HTTP/1.0 client)
      * @param connection  one of the {@code CONNECTION_*} constants
      */
-    static ByteBuf responseHead(ByteBufAllocator alloc, HttpHead resp, boolean addChunked, boolean dropFraming,
+    public static ByteBuf responseHead(ByteBufAllocator alloc, HttpHead resp, boolean addChunked, boolean dropFraming,
                                 int connection) {
         ByteBuf raw = resp.raw();
         if (!resp.hasHopByHop() && !resp.isHttp10() && !addChunked && !dropFraming && connection == CONNECTION_AS_IS) {
@@ -243,7 +242,7 @@ final class ProxyHeads {
     }
 
     /** The Host header's name part, lower case, without port (IPv6 brackets kept). */
-    static String hostWithoutPort(String host) {
+    public static String hostWithoutPort(String host) {
         if (host == null) {
             return null;
         }
@@ -261,7 +260,7 @@ final class ProxyHeads {
     }
 
     /** The path of a request-target, without query or fragment. */
-    static String pathOf(String uri) {
+    public static String pathOf(String uri) {
         int q = uri.indexOf('?');
         int f = uri.indexOf('#');
         int end = q < 0 ? (f < 0 ? uri.length() : f) : (f < 0 ? q : Math.min(q, f));
