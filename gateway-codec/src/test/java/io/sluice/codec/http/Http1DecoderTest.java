@@ -297,4 +297,34 @@ class Http1DecoderTest {
         assertThat(e.status()).isEqualTo(502);
         ch.finish();
     }
+
+    @Test
+    void mutatedAndRandomInputNeverThrowsOrLeaks() {
+        java.util.Random rnd = new java.util.Random(42);
+        String[] seeds = {GET, CHUNKED_POST, CL_POST, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\na\r\n0\r\n\r\n"};
+        byte[] alphabet = "\r\n :;,0123456789abcdefABCDEF\t\u0000HTTP/1.GETPOSTchunkedContent-Length".getBytes(StandardCharsets.ISO_8859_1);
+        for (int round = 0; round < 3000; round++) {
+            byte[] b = seeds[rnd.nextInt(seeds.length)].getBytes(StandardCharsets.ISO_8859_1);
+            if (round % 10 == 0) {
+                b = new byte[1 + rnd.nextInt(200)];
+                rnd.nextBytes(b);
+            }
+            for (int k = rnd.nextInt(4); k >= 0; k--) {
+                b[rnd.nextInt(b.length)] = alphabet[rnd.nextInt(alphabet.length)];
+            }
+            EmbeddedChannel ch = round % 2 == 0 ? requests() : responses();
+            int pos = 0;
+            while (pos < b.length) {
+                int n = 1 + rnd.nextInt(b.length - pos);
+                ch.writeInbound(Unpooled.wrappedBuffer(b, pos, n));
+                pos += n;
+            }
+            List<Object> msgs = drain(ch);
+            ch.finish();
+            msgs.addAll(drain(ch));
+            assertThat(msgs).allMatch(m -> m instanceof HttpHead || m instanceof HttpBody || m instanceof HttpDecodeError);
+            assertThat(msgs.stream().filter(m -> m instanceof HttpDecodeError).count()).isLessThanOrEqualTo(1);
+            releaseAll(msgs);
+        }
+    }
 }

@@ -59,6 +59,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     private State state = State.AWAIT_HEAD;
     /** Messages held back: request parts while connecting, or a pipelined next request. */
     private final ArrayDeque<Object> queue = new ArrayDeque<>(4);
+    private String clientIp;
 
     // timers (nanos from the listener's ticker; 0 = not set)
     private ScheduledFuture<?> timer;
@@ -723,8 +724,14 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
+    /** The client's address as text, worked out once per connection. */
     private String clientIp() {
-        return ctx.channel().remoteAddress() instanceof InetSocketAddress a ? a.getAddress().getHostAddress() : "unknown";
+        String ip = clientIp;
+        if (ip == null) {
+            ip = ctx.channel().remoteAddress() instanceof InetSocketAddress a ? a.getAddress().getHostAddress() : "unknown";
+            clientIp = ip;
+        }
+        return ip;
     }
 
     private static boolean idempotent(String m) {
