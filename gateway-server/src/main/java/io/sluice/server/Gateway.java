@@ -7,7 +7,6 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.netty.bootstrap.ServerBootstrap;
-import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
@@ -253,7 +252,7 @@ public final class Gateway implements AutoCloseable {
                 .option(ChannelOption.SO_REUSEADDR, true)
                 .option(ChannelOption.AUTO_READ, accepting) // a reload binds first and accepts once routes are in
                 .childOption(ChannelOption.TCP_NODELAY, true)
-                .childOption(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT)
+                .childOption(ChannelOption.ALLOCATOR, Transport.allocator())
                 .childHandler(pipeline)
                 .bind(l.address(), l.port());
     }

@@ -39,7 +39,10 @@ import java.util.concurrent.TimeUnit;
 /**
  * A closed-loop HTTP/1.1 load generator in the manner of wrk: {@code c} keep-alive connections
  * spread over {@code t} event-loop threads, each sending its next request as soon as the previous
- * response is complete, for a fixed duration. Records every latency, counts non-2xx/3xx answers
+ * response is complete, for a fixed duration. With {@code --rate N} it is open-loop like wrk2: the
+ * connections share N requests per second on a fixed schedule, and each latency is measured from
+ * when the request was due, not when it could be sent (no coordinated omission: a stall shows up in
+ * the percentiles of every request it delayed). Records every latency, counts non-2xx/3xx answers
  * and socket errors, and prints a wrk-style report. Used where wrk is not installed, and by the
  * benchmark scripts so every run is comparable.
  */
@@ -47,9 +50,18 @@ public final class HttpLoad {
 
     /** What to run. */
     public record Options(URI uri, int connections, int threads, Duration duration, Duration timeout,
-                          Map<String, String> headers) {
+                          Map<String, String> headers, int rate) {
+
+        /** Closed-loop options (no fixed rate). */
+        public Options(URI uri, int connections, int threads, Duration duration, Duration timeout,
+                       Map<String, String> headers) {
+            this(uri, connections, threads, duration, timeout, headers, 0);
+        }
 
         public Options {
+            if (rate < 0) {
+                throw new IllegalArgumentException("--rate must be positive");
+            }
             if (uri.getPort() <= 0 && uri.getHost() == null) {
                 throw new IllegalArgumentException("need a URL like http://127.0.0.1:2046/");
             }
@@ -91,7 +103,7 @@ public final class HttpLoad {
             o = parse(args);
         } catch (IllegalArgumentException e) {
             System.err.println("http-load: " + e.getMessage());
-            System.err.println("usage: http-load [-c connections] [-t threads] [-d 10s] [--timeout 2s] [-H 'Name: value']... URL");
+            System.err.println("usage: http-load [-c connections] [-t threads] [-d 10s] [-R rate] [--timeout 2s] [-H 'Name: value']... URL");
             System.exit(2);
             return;
         }
@@ -106,6 +118,7 @@ public final class HttpLoad {
         Duration d = Duration.ofSeconds(10);
         Duration timeout = Duration.ofSeconds(2);
         Map<String, String> headers = new LinkedHashMap<>();
+        int rate = 0;
         URI uri = null;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
@@ -114,6 +127,7 @@ public final class HttpLoad {
                 case "-t", "--threads" -> t = Integer.parseInt(LoadSupport.value(args, ++i, a));
                 case "-d", "--duration" -> d = LoadSupport.duration(LoadSupport.value(args, ++i, a));
                 case "--timeout" -> timeout = LoadSupport.duration(LoadSupport.value(args, ++i, a));
+                case "-R", "--rate" -> rate = Integer.parseInt(LoadSupport.value(args, ++i, a));
                 case "-H", "--header" -> {
                     String h = LoadSupport.value(args, ++i, a);
                     int colon = h.indexOf(':');
@@ -136,7 +150,7 @@ public final class HttpLoad {
         if (uri == null || !"http".equals(uri.getScheme())) {
             throw new IllegalArgumentException("need an http:// URL");
         }
-        return new Options(uri, c, t, d, timeout, headers);
+        return new Options(uri, c, t, d, timeout, headers, rate);
     }
 
 
@@ -154,8 +168,10 @@ public final class HttpLoad {
                     .option(ChannelOption.TCP_NODELAY, true)
                     .option(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT)
                     .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) o.timeout().toMillis());
+            long interval = o.rate() > 0 ? Math.max(1, (long) (1e9 * o.connections() / o.rate())) : 0;
             for (int i = 0; i < o.connections(); i++) {
-                Conn c = new Conn(o, b, end, done);
+                // at a fixed rate, connection i starts i/c of an interval late: sends are spread evenly
+                Conn c = new Conn(o, b, end, done, interval, start + interval * i / o.connections());
                 conns.add(c);
                 c.connect();
             }
@@ -188,13 +204,16 @@ public final class HttpLoad {
     public static void print(Options o, Result r, PrintStream out) {
         LatencyHistogram h = r.latency();
         out.printf("Running %s test @ %s%n", human(o.duration()), o.uri());
-        out.printf("  %d threads and %d connections%n", o.threads(), o.connections());
+        out.printf("  %d threads and %d connections%s%n", o.threads(), o.connections(),
+                o.rate() > 0 ? ", " + o.rate() + " requests/s on a fixed schedule" : "");
         out.printf("  Thread Stats   Avg      Stdev     Max%n");
         out.printf("    Latency   %8s  %8s  %8s%n", LatencyHistogram.format(h.meanMicros()),
                 LatencyHistogram.format(h.stdDevMicros()), LatencyHistogram.format(h.maxMicros()));
         out.printf("  Latency Distribution%n");
-        for (double p : new double[] {50, 75, 90, 99}) {
-            out.printf("     %2.0f%%  %8s%n", p, LatencyHistogram.format(h.percentileMicros(p)));
+        double[] ps = o.rate() > 0 ? new double[] {50, 75, 90, 99, 99.9, 99.99, 100} : new double[] {50, 75, 90, 99};
+        for (double p : ps) {
+            String label = p == Math.rint(p) ? String.format("%5.0f%%", p) : String.format("%5s%%", p);
+            out.printf("  %s  %8s%n", label, LatencyHistogram.format(h.percentileMicros(p)));
         }
         out.printf("  %d requests in %.2fs, %s read%n", r.requests(), r.seconds(), bytes(r.bytesRead()));
         if (r.connectErrors() + r.readErrors() + r.timeouts() > 0) {
@@ -245,12 +264,18 @@ public final class HttpLoad {
         private boolean finished;
         private ScheduledFuture<?> watchdog;
         private FullHttpRequest request;
+        /** Fixed rate: nanos between this connection's requests (0 = closed loop), and when the next is due. */
+        private final long interval;
+        private long due;
+        private boolean scheduled;
 
-        Conn(Options o, Bootstrap bootstrap, long end, CountDownLatch done) {
+        Conn(Options o, Bootstrap bootstrap, long end, CountDownLatch done, long interval, long firstDue) {
             this.o = o;
             this.bootstrap = bootstrap;
             this.end = end;
             this.done = done;
+            this.interval = interval;
+            this.due = firstDue;
         }
 
         void connect() {
@@ -284,13 +309,24 @@ public final class HttpLoad {
                 long period = Math.max(10, o.timeout().toMillis() / 4);
                 watchdog = ctx.executor().scheduleAtFixedRate(this::checkTimeout, period, period, TimeUnit.MILLISECONDS);
             }
-            send();
+            if (!scheduled) {
+                send();
+            }
         }
 
         private void send() {
+            scheduled = false;
+            if (!channel.isActive()) {
+                return; // reconnecting: channelActive sends
+            }
             long now = System.nanoTime();
-            if (now >= end) {
+            if (now >= end || (interval > 0 && due >= end)) {
                 finish();
+                return;
+            }
+            if (interval > 0 && due > now) {
+                scheduled = true; // not due yet: wait for the schedule
+                channel.eventLoop().schedule(this::send, due - now, TimeUnit.NANOSECONDS);
                 return;
             }
             if (request == null) {
@@ -304,7 +340,12 @@ public final class HttpLoad {
             }
             FullHttpRequest req = request;
             inFlight = true;
-            sentAt = now;
+            if (interval > 0) {
+                sentAt = due; // latency counts from when the request was due (no coordinated omission)
+                due += interval;
+            } else {
+                sentAt = now;
+            }
             channel.writeAndFlush(req, channel.voidPromise());
         }
 
@@ -333,7 +374,7 @@ public final class HttpLoad {
                 timeouts++;
                 inFlight = false;
                 channel.close();
-            } else if (!inFlight && System.nanoTime() >= end) {
+            } else if (!inFlight && !scheduled && System.nanoTime() >= end) {
                 finish();
             }
         }

@@ -48,6 +48,21 @@ class HttpLoadIT {
     }
 
     @Test
+    void aFixedRateSendsOnScheduleAndReportsTheTail() throws Exception {
+        try (DemoHttpBackend backend = DemoHttpBackend.start("127.0.0.1", 0, "")) {
+            HttpLoad.Options o = HttpLoad.parse(new String[] {"-c", "10", "-t", "1", "-d", "1s", "-R", "200",
+                    "http://127.0.0.1:" + backend.port() + "/"});
+            HttpLoad.Result r = HttpLoad.run(o);
+            // 200/s for 1 s over 10 connections: never more than the schedule allows
+            assertThat(r.requests()).isBetween(50L, 210L);
+            assertThat(r.errors()).isZero();
+            ByteArrayOutputStream buf = new ByteArrayOutputStream();
+            HttpLoad.print(o, r, new PrintStream(buf, true, StandardCharsets.UTF_8));
+            assertThat(buf.toString(StandardCharsets.UTF_8)).contains("200 requests/s on a fixed schedule", "99.9%", "100%");
+        }
+    }
+
+    @Test
     void aClosedPortCountsConnectErrorsAndEndsOnTime() throws Exception {
         int port;
         try (ServerSocket s = new ServerSocket(0)) {

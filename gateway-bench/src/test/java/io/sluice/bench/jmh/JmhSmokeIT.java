@@ -14,6 +14,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** One tiny in-process iteration per benchmark, so the benchmarks keep compiling and running. */
 class JmhSmokeIT {
 
+    static {
+        // in-process runs (forks 0) need no machine-wide lock; a JMH run elsewhere must not fail the suite
+        System.setProperty("jmh.ignoreLock", "true");
+    }
+
     @Test
     void proxyRoundTripRunsAndMeasuresSomething() throws Exception {
         Options opts = new OptionsBuilder()
@@ -44,6 +49,23 @@ class JmhSmokeIT {
                 .build();
         Collection<RunResult> results = new Runner(opts).run();
         assertThat(results).hasSize(2); // warming up or not
+        for (RunResult r : results) {
+            assertThat(r.getPrimaryResult().getScore()).isPositive();
+        }
+    }
+
+    @Test
+    void httpCodecExchangeRunsWithBothCodecs() throws Exception {
+        Options opts = new OptionsBuilder()
+                .include(HttpCodecBenchmark.class.getName() + ".exchange")
+                .forks(0)
+                .warmupIterations(0)
+                .measurementIterations(1).measurementTime(TimeValue.milliseconds(200))
+                .threads(1)
+                .shouldFailOnError(true)
+                .build();
+        Collection<RunResult> results = new Runner(opts).run();
+        assertThat(results).hasSize(4); // netty and sluice, two requests each
         for (RunResult r : results) {
             assertThat(r.getPrimaryResult().getScore()).isPositive();
         }

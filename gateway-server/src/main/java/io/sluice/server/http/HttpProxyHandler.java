@@ -1,5 +1,6 @@
 package io.sluice.server.http;
 
+import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -7,25 +8,13 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ConnectTimeoutException;
-import io.netty.handler.codec.DecoderResult;
-import io.netty.handler.codec.TooLongFrameException;
-import io.netty.handler.codec.http.DefaultFullHttpResponse;
-import io.netty.handler.codec.http.HttpContent;
-import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpHeaderValues;
-import io.netty.handler.codec.http.HttpHeaders;
-import io.netty.handler.codec.http.HttpMethod;
-import io.netty.handler.codec.http.HttpObject;
-import io.netty.handler.codec.http.HttpRequest;
-import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
-import io.netty.handler.codec.http.HttpUtil;
-import io.netty.handler.codec.http.HttpVersion;
-import io.netty.handler.codec.http.LastHttpContent;
-import io.netty.handler.codec.http.TooLongHttpHeaderException;
-import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
+import io.sluice.codec.http.HttpBody;
+import io.sluice.codec.http.HttpDecodeError;
+import io.sluice.codec.http.HttpHead;
+import io.sluice.codec.http.ProxyHeads;
 import io.sluice.core.cluster.Host;
 import io.sluice.core.cluster.Outcome;
 import io.sluice.core.config.HttpOptions;
@@ -36,19 +25,21 @@ import io.sluice.server.route.Route;
 import io.sluice.server.route.RouteTable;
 
 import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The downstream end of an HTTP/1.1 proxied connection, after {@code HttpServerCodec}. One
- * request at a time: route, pick a host, borrow a keep-alive upstream connection of this event
+ * The downstream end of an HTTP/1.1 proxied connection, after {@link io.sluice.codec.http.Http1Decoder}.
+ * One request at a time: route, pick a host, borrow a keep-alive upstream connection of this event
  * loop (or open one), and stream the request body up and the response down without aggregating
- * either. Backpressure: when one side's outbound buffer is full, reading from the other side
- * stops until it drains. Everything runs on this connection's event loop; the upstream connection
- * is on the same loop, so there are no locks.
+ * either. Heads are forwarded as byte ranges of what arrived (see {@link ProxyHeads}); bodies as the
+ * received slices, chunk framing included. Backpressure: when one side's outbound buffer is full,
+ * reading from the other side stops until it drains. Everything runs on this connection's event
+ * loop; the upstream connection is on the same loop, so there are no locks.
  *
- * <p>Buffer ownership: every {@link HttpContent} read is either written to the other side (which
- * then owns it), queued (released if the exchange dies) or released here.
+ * <p>Buffer ownership: every {@link HttpHead} and {@link HttpBody} read is either written to the
+ * other side (which then owns its bytes), queued (released if the exchange dies) or released here.
  *
  * <p>Timeouts share one lazily re-armed timer per connection: idle keep-alive, request-head read
  * (slowloris), and upstream response (time from request sent to response head).
@@ -57,12 +48,18 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
 
     private enum State { AWAIT_HEAD, CONNECTING, PROXYING, DISCARDING, CLOSED }
 
+    private static final ByteBuf LAST_CHUNK = Unpooled.unreleasableBuffer(Unpooled.directBuffer(5)
+            .writeBytes("0\r\n\r\n".getBytes(StandardCharsets.US_ASCII)));
+    private static final ByteBuf CRLF = Unpooled.unreleasableBuffer(Unpooled.directBuffer(2)
+            .writeBytes("\r\n".getBytes(StandardCharsets.US_ASCII)));
+
     private final HttpListenerContext lc;
     private ChannelHandlerContext ctx;
     private HttpUpstreamPool pool;
     private State state = State.AWAIT_HEAD;
     /** Messages held back: request parts while connecting, or a pipelined next request. */
-    private final ArrayDeque<HttpObject> queue = new ArrayDeque<>(4);
+    private final ArrayDeque<Object> queue = new ArrayDeque<>(4);
+    private String clientIp;
 
     // timers (nanos from the listener's ticker; 0 = not set)
     private ScheduledFuture<?> timer;
@@ -73,7 +70,11 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
 
     // the current exchange
     private int exchangeId;
-    private HttpRequest request;
+    /** The request head, held (for the access log) until the exchange ends. */
+    private HttpHead request;
+    private String method;
+    /** The head as sent upstream, kept only while a retry on a fresh connection is possible. */
+    private ByteBuf retryHead;
     private HttpOptions options;
     private boolean keepAlive;
     private boolean http10;
@@ -84,10 +85,12 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     private ClusterBalancer cluster;
     private Host host;
     private Channel upstream;
+    private UpstreamHandler upstreamHandler;
     private boolean reusedConnection;
     private boolean retried;
     private boolean responseStarted;
-    private boolean skipInterim;
+    /** The response body is close-delimited and chunked by us for the client. */
+    private boolean chunkResponse;
     private boolean upstreamKeepAlive;
     private boolean closeAfterResponse;
     private boolean wroteUpstream;
@@ -127,28 +130,31 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        if (!(msg instanceof HttpObject obj) || state == State.CLOSED) {
+        if (state == State.CLOSED || !(msg instanceof HttpHead || msg instanceof HttpBody
+                || msg instanceof HttpDecodeError)) {
             ReferenceCountUtil.release(msg);
             return;
         }
-        if (!queue.isEmpty() || (state != State.AWAIT_HEAD && obj instanceof HttpRequest)) {
-            queue.add(obj); // pipelined, or waiting for the upstream connection
+        if (msg instanceof HttpDecodeError err && !requestComplete
+                && (state == State.CONNECTING || state == State.PROXYING || state == State.DISCARDING)) {
+            onBodyError(err); // the body of the request in progress is malformed
+            return;
+        }
+        if (!queue.isEmpty() || (state != State.AWAIT_HEAD && !(msg instanceof HttpBody))) {
+            queue.add(msg); // pipelined, or waiting for the upstream connection
             updateRead();
             return;
         }
-        dispatch(obj);
+        dispatch(msg);
     }
 
-    private void dispatch(HttpObject obj) {
-        if (obj instanceof HttpRequest req) {
-            onRequestHead(req);
-            if (obj instanceof HttpContent c && state != State.CLOSED) {
-                onRequestContent(c);
-            } else if (obj instanceof HttpContent c) {
-                c.release();
-            }
-        } else if (obj instanceof HttpContent c) {
-            onRequestContent(c);
+    private void dispatch(Object msg) {
+        if (msg instanceof HttpHead head) {
+            onRequestHead(head);
+        } else if (msg instanceof HttpBody body) {
+            onRequestBody(body);
+        } else if (msg instanceof HttpDecodeError err) {
+            onDecodeError(err);
         }
     }
 
@@ -180,7 +186,9 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             if (upstream != null) {
                 detachUpstream().close(); // mid-exchange: the connection cannot be reused
             }
-            finishExchange(RequestOutcome.CLIENT_CLOSED, responseStarted ? status : 0, null);
+            finishExchange(RequestOutcome.CLIENT_CLOSED, responseStarted ? status : 0);
+        } else {
+            releaseRequest();
         }
         ctx.fireChannelInactive();
     }
@@ -206,62 +214,87 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
 
     // ---------------------------------------------------------------- request
 
-    private void onRequestHead(HttpRequest req) {
+    private void beginExchange() {
         exchangeId++;
         start = lc.ticker().nanoTime();
         headStart = 0;
         lc.metrics().requestStarted();
-        request = req;
         options = lc.options();
-        http10 = req.protocolVersion().equals(HttpVersion.HTTP_1_0);
-        keepAlive = HttpUtil.isKeepAlive(req) && !lc.draining() && !closeAfterResponse;
-        requestHasBody = HttpUtil.isTransferEncodingChunked(req) || HttpUtil.getContentLength(req, 0L) > 0;
-        requestComplete = false;
         requestBodyBytes = 0;
         responseStarted = false;
-        skipInterim = false;
+        chunkResponse = false;
         retried = false;
         status = 0;
+    }
 
-        DecoderResult dr = req.decoderResult();
-        if (dr.isFailure()) {
-            Throwable cause = dr.cause();
-            if (cause instanceof TooLongHttpHeaderException) {
-                respondError(HttpResponseStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "request headers exceed "
-                        + options.maxHeaderSize() + " bytes", RequestOutcome.HEADERS_TOO_LARGE, true);
-            } else if (cause instanceof TooLongHttpLineException) {
-                respondError(HttpResponseStatus.REQUEST_URI_TOO_LONG, "request line exceeds "
-                        + options.maxInitialLineLength() + " bytes", RequestOutcome.URI_TOO_LONG, true);
-            } else if (cause instanceof TooLongFrameException) {
-                respondError(HttpResponseStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, "request head too large",
-                        RequestOutcome.HEADERS_TOO_LARGE, true);
-            } else {
-                respondError(HttpResponseStatus.BAD_REQUEST, "malformed request: " + cause.getMessage(),
-                        RequestOutcome.BAD_REQUEST, true);
-            }
+    private void onDecodeError(HttpDecodeError err) {
+        beginExchange();
+        keepAlive = false;
+        requestHasBody = false;
+        requestComplete = true;
+        switch (err.status()) {
+            case 414 -> respondError(HttpResponseStatus.REQUEST_URI_TOO_LONG, err.reason(), RequestOutcome.URI_TOO_LONG, true);
+            case 431 -> respondError(HttpResponseStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, err.reason(),
+                    RequestOutcome.HEADERS_TOO_LARGE, true);
+            default -> respondError(HttpResponseStatus.valueOf(err.status()), "malformed request: " + err.reason(),
+                    RequestOutcome.BAD_REQUEST, true);
+        }
+    }
+
+    private void onBodyError(HttpDecodeError err) {
+        if (state == State.DISCARDING) {
+            state = State.CLOSED;
+            ctx.close();
             return;
         }
-        HttpHeaders headers = req.headers();
-        String hostHeader = headers.get(HttpHeaderNames.HOST);
+        abortUpstream(null);
+        dropQueuedBody();
+        if (responseStarted) {
+            finishExchange(RequestOutcome.BAD_REQUEST, status);
+            state = State.CLOSED;
+            releaseQueue();
+            ctx.close();
+            return;
+        }
+        requestComplete = true;
+        respondError(HttpResponseStatus.BAD_REQUEST, "malformed request body: " + err.reason(),
+                RequestOutcome.BAD_REQUEST, true);
+    }
+
+    private void onRequestHead(HttpHead req) {
+        beginExchange();
+        request = req;
+        method = req.method();
+        http10 = req.isHttp10();
+        keepAlive = req.isKeepAlive() && !lc.draining() && !closeAfterResponse;
+        requestHasBody = req.hasBody();
+        requestComplete = req.isComplete();
+
+        int hostIndex = req.indexOf(HttpHead.HOST);
+        String hostHeader = hostIndex < 0 ? null : req.value(hostIndex);
         if (hostHeader == null && !http10) {
             respondError(HttpResponseStatus.BAD_REQUEST, "missing Host header", RequestOutcome.BAD_REQUEST, true);
             return;
         }
         RouteTable table = lc.routes();
-        String path = table.usesPath() ? ProxyHeaders.pathOf(req.uri()) : null;
-        route = table.routeHttp(table.usesHost() ? ProxyHeaders.hostWithoutPort(hostHeader) : null, path,
-                req.method().name(), headers::get);
+        String target = null;
+        String path = null;
+        if (table.usesPath()) {
+            target = req.target();
+            path = ProxyHeads.pathOf(target);
+        }
+        route = table.routeHttp(table.usesHost() ? ProxyHeads.hostWithoutPort(hostHeader) : null, path, method,
+                req::header);
         if (route == null) {
-            path = ProxyHeaders.pathOf(req.uri());
-            respondError(HttpResponseStatus.NOT_FOUND, "no route for " + req.method() + " " + path
+            path = ProxyHeads.pathOf(req.target());
+            respondError(HttpResponseStatus.NOT_FOUND, "no route for " + method + " " + path
                     + (hostHeader == null ? "" : " on host " + hostHeader), RequestOutcome.NO_ROUTE, false);
             return;
         }
         long max = options.maxRequestBodyBytes();
-        if (max > 0 && HttpUtil.getContentLength(req, 0L) > max) {
-            respondError(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, "request body of "
-                    + HttpUtil.getContentLength(req, 0L) + " bytes exceeds the limit of " + max,
-                    RequestOutcome.BODY_TOO_LARGE, true);
+        if (max > 0 && req.contentLength() > max) {
+            respondError(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, "request body of " + req.contentLength()
+                    + " bytes exceeds the limit of " + max, RequestOutcome.BODY_TOO_LARGE, true);
             return;
         }
         cluster = route.cluster();
@@ -271,40 +304,41 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
                     RequestOutcome.NO_HEALTHY_HOST, false);
             return;
         }
-        if (HttpUtil.is100ContinueExpected(req)) {
+        boolean expect = req.expectsContinue();
+        if (expect) {
             // Like nginx: the gateway itself invites the body once it knows where it goes.
-            headers.remove(HttpHeaderNames.EXPECT);
-            ctx.writeAndFlush(new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE,
-                    Unpooled.EMPTY_BUFFER), ctx.voidPromise());
+            ctx.writeAndFlush(ErrorResponses.continueResponse(), ctx.voidPromise());
         }
-        String originalHost = hostHeader;
-        ProxyHeaders.stripHopByHop(headers);
-        if (options.xForwarded()) {
-            ProxyHeaders.addForwarded(headers, clientIp(), originalHost);
+        String rewritten = route.rewrites() ? route.rewrite(target != null ? target : req.target()) : null;
+        String hostOverride = !options.preserveHost() || hostHeader == null ? host.address() : null;
+        ByteBuf head = ProxyHeads.requestHead(ctx.alloc(), req, rewritten, hostOverride,
+                options.xForwarded() ? clientIp() : null, expect);
+        if (lc.accessLog() == null) {
+            request = null; // nothing needs the received head any more
+            req.release();
         }
-        if (!options.preserveHost() || hostHeader == null) {
-            headers.set(HttpHeaderNames.HOST, host.address());
-        }
-        req.setUri(route.rewrite(req.uri()));
-        req.setProtocolVersion(HttpVersion.HTTP_1_1);
         host.requestStarted();
 
         Channel pooled = pool.acquire(host);
         if (pooled != null) {
             reusedConnection = true;
+            if (!requestHasBody && idempotent(method)) {
+                retryHead = head.retainedDuplicate(); // a stale parked connection may need it again
+            }
             attach(pooled);
             state = State.PROXYING;
-            writeUpstream(req);
+            writeHead(head);
         } else {
+            retryHead = head;
             connect();
         }
     }
 
-    private void onRequestContent(HttpContent c) {
+    private void onRequestBody(HttpBody b) {
         switch (state) {
             case DISCARDING -> {
-                boolean last = c instanceof LastHttpContent;
-                c.release();
+                boolean last = b.isLast();
+                b.release();
                 if (last) {
                     requestComplete = true;
                     nextRequest();
@@ -312,35 +346,44 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             }
             case CONNECTING, PROXYING -> {
                 if (state == State.CONNECTING) {
-                    queue.add(c); // counted and forwarded once connected
+                    queue.add(b); // counted and forwarded once connected
                     return;
                 }
                 long max = options.maxRequestBodyBytes();
-                requestBodyBytes += c.content().readableBytes();
+                requestBodyBytes += b.payloadBytes();
                 if (max > 0 && requestBodyBytes > max) {
-                    c.release();
+                    b.release();
                     abortUpstream(null);
                     respondError(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, "request body exceeds the limit of "
                             + max + " bytes", RequestOutcome.BODY_TOO_LARGE, true);
                     return;
                 }
-                if (c instanceof LastHttpContent) {
+                boolean last = b.isLast();
+                if (last) {
                     requestComplete = true;
                 }
-                writeUpstream(c);
+                upstream.write(b.content(), upstream.voidPromise());
+                wroteUpstream = true;
+                if (last) {
+                    armResponseDeadline();
+                }
             }
-            default -> c.release(); // no exchange to carry it
+            default -> b.release(); // no exchange to carry it
         }
     }
 
-    private void writeUpstream(HttpObject msg) {
-        upstream.write(msg, upstream.voidPromise());
+    private void writeHead(ByteBuf head) {
+        upstreamHandler.expectBodylessResponse("HEAD".equals(method));
+        upstream.write(head, upstream.voidPromise());
         wroteUpstream = true;
-        if (msg instanceof LastHttpContent) {
-            long now = lc.ticker().nanoTime();
-            responseDeadline = now + route.timeoutNanos();
-            armTimer(responseDeadline);
+        if (requestComplete) {
+            armResponseDeadline();
         }
+    }
+
+    private void armResponseDeadline() {
+        responseDeadline = lc.ticker().nanoTime() + route.timeoutNanos();
+        armTimer(responseDeadline);
     }
 
     private void connect() {
@@ -372,14 +415,13 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         reusedConnection = false;
         attach(f.channel());
         state = State.PROXYING;
-        writeUpstream(request);
-        if (retried && requestComplete) {
-            writeUpstream(LastHttpContent.EMPTY_LAST_CONTENT); // the original (empty) end went to the stale connection
-        }
-        HttpObject m;
-        while (state == State.PROXYING && (m = queue.peek()) != null && !(m instanceof HttpRequest)) {
+        ByteBuf head = retryHead;
+        retryHead = null;
+        writeHead(head);
+        Object m;
+        while (state == State.PROXYING && (m = queue.peek()) instanceof HttpBody) {
             queue.poll();
-            onRequestContent((HttpContent) m);
+            onRequestBody((HttpBody) m);
         }
         if (upstream != null) {
             upstream.flush();
@@ -390,76 +432,92 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
 
     // ---------------------------------------------------------------- upstream events
 
-    void onUpstreamRead(HttpObject msg) {
-        if (msg instanceof HttpResponse resp) {
-            if (resp.decoderResult().isFailure()) {
-                ReferenceCountUtil.release(resp);
-                onUpstreamError(resp.decoderResult().cause());
-                abortUpstream(Outcome.RESET);
-                failUpstream("malformed response from upstream " + host.address());
+    void onUpstreamRead(Object msg) {
+        if (msg instanceof HttpHead resp) {
+            if (resp.status() < 200) {
+                resp.release(); // 1xx: the client already had our own 100 Continue
                 return;
             }
-            int code = resp.status().code();
-            if (code < 200) {
-                skipInterim = true; // 1xx: the client already had our own 100 Continue
-                ReferenceCountUtil.release(resp);
+            if (responseStarted) {
+                resp.release(); // a second response to one request: the connection is broken
+                abortUpstream(Outcome.RESET);
                 return;
             }
             onResponseHead(resp);
-            if (resp instanceof LastHttpContent) {
+            if (resp.isComplete()) {
                 onResponseComplete();
             }
-        } else if (msg instanceof HttpContent c) {
-            if (skipInterim) {
-                if (c instanceof LastHttpContent) {
-                    skipInterim = false;
-                }
-                c.release();
-                return;
-            }
+        } else if (msg instanceof HttpBody b) {
             if (!responseStarted) {
-                c.release();
+                b.release();
                 return;
             }
-            bytesOut += c.content().readableBytes();
-            ctx.write(c, ctx.voidPromise());
-            if (c instanceof LastHttpContent) {
+            bytesOut += b.payloadBytes();
+            boolean last = b.isLast();
+            if (chunkResponse) {
+                int n = b.content().readableBytes();
+                if (n > 0) {
+                    ctx.write(Unpooled.wrappedBuffer((Integer.toHexString(n) + "\r\n").getBytes(StandardCharsets.US_ASCII)),
+                            ctx.voidPromise());
+                    ctx.write(b.content(), ctx.voidPromise());
+                    ctx.write(CRLF.duplicate(), ctx.voidPromise());
+                } else {
+                    b.release();
+                }
+                if (last) {
+                    ctx.write(LAST_CHUNK.duplicate(), ctx.voidPromise());
+                }
+            } else {
+                ctx.write(b.content(), ctx.voidPromise());
+            }
+            if (last) {
                 onResponseComplete();
             }
+        } else if (msg instanceof HttpDecodeError err) {
+            abortUpstream(Outcome.RESET);
+            if (responseStarted) {
+                finishExchange(RequestOutcome.UPSTREAM_RESET, status);
+                state = State.CLOSED;
+                releaseQueue();
+                ctx.close(); // the client cannot be told; a truncated response must not look complete
+            } else {
+                failUpstream("malformed response from upstream " + host.address() + ": " + err.reason());
+            }
+        } else {
+            ReferenceCountUtil.release(msg);
         }
     }
 
-    private void onResponseHead(HttpResponse resp) {
+    private void onResponseHead(HttpHead resp) {
         responseStarted = true;
         responseDeadline = 0;
-        status = resp.status().code();
-        HttpHeaders h = resp.headers();
-        upstreamKeepAlive = HttpUtil.isKeepAlive(resp);
-        ProxyHeaders.stripHopByHop(h);
-        boolean bodyless = request.method().equals(HttpMethod.HEAD) || status == 204 || status == 304;
-        boolean chunked = HttpUtil.isTransferEncodingChunked(resp);
-        boolean delimited = bodyless || chunked || h.contains(HttpHeaderNames.CONTENT_LENGTH);
-        if (!delimited) {
+        status = resp.status();
+        upstreamKeepAlive = resp.isKeepAlive();
+        boolean addChunked = false;
+        boolean dropFraming = false;
+        if (resp.isCloseDelimited()) {
             // Close-delimited upstream body: chunk it for 1.1 clients, close after it for 1.0.
             upstreamKeepAlive = false;
             if (http10) {
                 closeAfterResponse = true;
             } else {
-                HttpUtil.setTransferEncodingChunked(resp, true);
+                addChunked = true;
+                chunkResponse = true;
             }
-        } else if (chunked && http10) {
-            h.remove(HttpHeaderNames.TRANSFER_ENCODING);
+        } else if (resp.isChunked() && http10) {
+            dropFraming = true;
+            upstreamHandler.dechunk(true);
             closeAfterResponse = true;
         }
         boolean keep = keepAlive && !closeAfterResponse && !lc.draining() && (requestComplete || !requestHasBody);
         closeAfterResponse = !keep;
-        if (!keep) {
-            h.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-        } else if (http10) {
-            h.set(HttpHeaderNames.CONNECTION, HttpHeaderValues.KEEP_ALIVE);
+        int connection = !keep ? ProxyHeads.CONNECTION_CLOSE_HEADER
+                : http10 ? ProxyHeads.CONNECTION_KEEP_ALIVE_HEADER : ProxyHeads.CONNECTION_AS_IS;
+        ByteBuf head = ProxyHeads.responseHead(ctx.alloc(), resp, addChunked, dropFraming, connection);
+        if (head != resp.raw()) {
+            resp.release();
         }
-        resp.setProtocolVersion(HttpVersion.HTTP_1_1);
-        ctx.write(resp, ctx.voidPromise());
+        ctx.write(head, ctx.voidPromise());
     }
 
     private void onResponseComplete() {
@@ -471,7 +529,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             up.close();
         }
         cluster.onOutcome(host, status >= 500 ? Outcome.SERVER_ERROR : Outcome.SUCCESS);
-        finishExchange(RequestOutcome.PROXIED, status, null);
+        finishExchange(RequestOutcome.PROXIED, status);
         if (closeAfterResponse || !requestComplete) {
             closeAfterFlush();
         } else {
@@ -502,15 +560,16 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         upstream = null;
+        upstreamHandler = null;
         if (responseStarted) {
             cluster.onOutcome(host, Outcome.RESET);
-            finishExchange(RequestOutcome.UPSTREAM_RESET, status, null);
+            finishExchange(RequestOutcome.UPSTREAM_RESET, status);
             state = State.CLOSED;
             releaseQueue();
             ctx.close(); // the client cannot be told; a truncated response must not look complete
             return;
         }
-        if (reusedConnection && !retried && !requestHasBody && idempotent(request.method())) {
+        if (reusedConnection && !retried && retryHead != null) {
             // A parked connection the upstream had already closed: try once more on a fresh one.
             retried = true;
             connect();
@@ -534,14 +593,17 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
 
     private void attach(Channel ch) {
         upstream = ch;
-        ((UpstreamHandler) ch.pipeline().get(HttpPipeline.UPSTREAM_HANDLER)).owner(this);
+        upstreamHandler = (UpstreamHandler) ch.pipeline().get(HttpPipeline.UPSTREAM_HANDLER);
+        upstreamHandler.owner(this);
         ch.config().setAutoRead(ctx.channel().isWritable());
     }
 
     private Channel detachUpstream() {
         Channel up = upstream;
         upstream = null;
-        ((UpstreamHandler) up.pipeline().get(HttpPipeline.UPSTREAM_HANDLER)).owner(null);
+        upstreamHandler.owner(null);
+        upstreamHandler.dechunk(false);
+        upstreamHandler = null;
         return up;
     }
 
@@ -562,7 +624,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     private void respondError(HttpResponseStatus st, String reason, RequestOutcome outcome, boolean forceClose) {
         boolean keep = keepAlive && !forceClose && !closeAfterResponse && !lc.draining()
                 && (requestComplete || !requestHasBody);
-        finishExchange(outcome, st.code(), null); // metrics first: a client that saw the answer sees it counted
+        finishExchange(outcome, st.code()); // metrics first: a client that saw the answer sees it counted
         ctx.writeAndFlush(ErrorResponses.of(ctx.alloc(), st, reason, keep), ctx.voidPromise());
         if (!keep) {
             closeAfterFlush();
@@ -574,14 +636,15 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
-    private void finishExchange(RequestOutcome outcome, int code, Throwable cause) {
+    private void finishExchange(RequestOutcome outcome, int code) {
         long elapsed = lc.ticker().nanoTime() - start;
         AccessLog accessLog = lc.accessLog();
         if (accessLog != null) {
             accessLog.log(new AccessLog.Entry(System.currentTimeMillis(), lc.name(), "http", clientIp(),
-                    request == null ? "-" : request.method().name() + " " + request.uri(), code, outcome.tag(),
+                    request == null ? "-" : method + " " + request.target(), code, outcome.tag(),
                     host == null ? null : host.address(), bytesOut, elapsed / 1000));
         }
+        releaseRequest();
         bytesOut = 0;
         if (host != null) {
             host.requestFinished();
@@ -591,7 +654,17 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         responseDeadline = 0;
         route = null;
         cluster = null;
-        request = null;
+    }
+
+    private void releaseRequest() {
+        if (request != null) {
+            request.release();
+            request = null;
+        }
+        if (retryHead != null) {
+            retryHead.release();
+            retryHead = null;
+        }
     }
 
     private void nextRequest() {
@@ -603,11 +676,11 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             closeAfterFlush();
             return;
         }
-        HttpObject m;
+        Object m;
         while (state == State.AWAIT_HEAD && (m = queue.poll()) != null) {
             dispatch(m);
         }
-        while (state == State.DISCARDING && (m = queue.peek()) != null && !(m instanceof HttpRequest)) {
+        while (state == State.DISCARDING && (m = queue.peek()) instanceof HttpBody) {
             dispatch(queue.poll());
         }
         if (wroteUpstream && upstream != null) {
@@ -634,30 +707,38 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
 
     /** Releases the queued parts of the current request body (not a pipelined next request). */
     private void dropQueuedBody() {
-        HttpObject m;
-        while ((m = queue.peek()) != null && !(m instanceof HttpRequest)) {
+        Object m;
+        while ((m = queue.peek()) instanceof HttpBody b) {
             queue.poll();
-            if (m instanceof LastHttpContent) {
+            if (b.isLast()) {
                 requestComplete = true;
             }
-            ReferenceCountUtil.release(m);
+            b.release();
         }
     }
 
     private void releaseQueue() {
-        HttpObject m;
+        Object m;
         while ((m = queue.poll()) != null) {
             ReferenceCountUtil.release(m);
         }
     }
 
+    /** The client's address as text, worked out once per connection. */
     private String clientIp() {
-        return ctx.channel().remoteAddress() instanceof InetSocketAddress a ? a.getAddress().getHostAddress() : "unknown";
+        String ip = clientIp;
+        if (ip == null) {
+            ip = ctx.channel().remoteAddress() instanceof InetSocketAddress a ? a.getAddress().getHostAddress() : "unknown";
+            clientIp = ip;
+        }
+        return ip;
     }
 
-    private static boolean idempotent(HttpMethod m) {
-        return m.equals(HttpMethod.GET) || m.equals(HttpMethod.HEAD) || m.equals(HttpMethod.OPTIONS)
-                || m.equals(HttpMethod.PUT) || m.equals(HttpMethod.DELETE) || m.equals(HttpMethod.TRACE);
+    private static boolean idempotent(String m) {
+        return switch (m) {
+            case "GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE" -> true;
+            default -> false;
+        };
     }
 
     // ---------------------------------------------------------------- the one timer

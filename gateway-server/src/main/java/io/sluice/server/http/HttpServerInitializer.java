@@ -3,12 +3,11 @@ package io.sluice.server.http;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.handler.codec.http.HttpDecoderConfig;
-import io.netty.handler.codec.http.HttpServerCodec;
+import io.sluice.codec.http.Http1Decoder;
 import io.sluice.core.config.HttpOptions;
 
 /**
- * Builds a downstream HTTP/1.1 pipeline: {@code read-marker → http-server-codec → http-proxy}.
+ * Builds a downstream HTTP/1.1 pipeline: {@code read-marker → http1-decoder → http-proxy}.
  * Shared by all connections of a listener; each connection gets fresh handlers.
  */
 public final class HttpServerInitializer extends ChannelInitializer<SocketChannel> {
@@ -32,10 +31,7 @@ public final class HttpServerInitializer extends ChannelInitializer<SocketChanne
         }
         ch.pipeline()
                 .addLast("read-marker", new ReadMarkerHandler(proxy))
-                .addLast(HttpPipeline.SERVER_CODEC, new HttpServerCodec(new HttpDecoderConfig()
-                        .setMaxInitialLineLength(o.maxInitialLineLength())
-                        .setMaxHeaderSize(o.maxHeaderSize())
-                        .setMaxChunkSize(65536)))
+                .addLast(HttpPipeline.SERVER_CODEC, Http1Decoder.requests(o.maxInitialLineLength(), o.maxHeaderSize()))
                 .addLast(HttpPipeline.PROXY, proxy);
     }
 }

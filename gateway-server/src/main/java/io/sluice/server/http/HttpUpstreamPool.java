@@ -6,9 +6,7 @@ import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
-import io.netty.handler.codec.http.HttpClientCodec;
-import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
-import io.netty.handler.codec.http.HttpDecoderConfig;
+import io.sluice.codec.http.Http1Decoder;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.sluice.core.cluster.Host;
 import io.sluice.core.config.ClusterConfig;
@@ -82,16 +80,9 @@ final class HttpUpstreamPool {
                         if (cm != null) {
                             ch.pipeline().addLast(cm.connectionHandler());
                         }
-                        ch.pipeline().addLast(HttpPipeline.UPSTREAM_CODEC, new HttpClientCodec(new HttpDecoderConfig()
-                                        .setMaxInitialLineLength(8192)
-                                        .setMaxHeaderSize(65536)
-                                        .setMaxChunkSize(65536)
-                                        // the response is parsed strictly; re-validating every header name and
-                                        // value of our own upstreams costs more than it protects
-                                        .setHeadersFactory(DefaultHttpHeadersFactory.headersFactory()
-                                                .withNameValidation(false).withValueValidation(false)),
-                                        false, false))
-                                .addLast(HttpPipeline.UPSTREAM_HANDLER, new UpstreamHandler(HttpUpstreamPool.this, host, cm));
+                        Http1Decoder decoder = Http1Decoder.responses(8192, 65536);
+                        ch.pipeline().addLast(HttpPipeline.UPSTREAM_CODEC, decoder)
+                                .addLast(HttpPipeline.UPSTREAM_HANDLER, new UpstreamHandler(HttpUpstreamPool.this, host, decoder, cm));
                     }
                 });
         return b.connect(host.host(), host.port());

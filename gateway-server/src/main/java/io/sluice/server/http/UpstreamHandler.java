@@ -2,13 +2,16 @@ package io.sluice.server.http;
 
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.handler.codec.http.HttpObject;
+import io.sluice.codec.http.Http1Decoder;
+import io.sluice.codec.http.HttpBody;
+import io.sluice.codec.http.HttpDecodeError;
+import io.sluice.codec.http.HttpHead;
 import io.netty.util.ReferenceCountUtil;
 import io.sluice.core.cluster.Host;
 import io.sluice.server.metrics.ClusterMetrics;
 
 /**
- * Last handler of an upstream HTTP connection (after {@code HttpClientCodec}). While a request is
+ * Last handler of an upstream HTTP connection (after its {@link Http1Decoder}). While a request is
  * in flight it hands every decoded response part to its owner, the downstream
  * {@link HttpProxyHandler}; while the connection idles in the pool it owns nothing and releases
  * anything the upstream sends unasked. Lives on the owner's event loop.
@@ -17,6 +20,7 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
 
     private final HttpUpstreamPool pool;
     private final Host host;
+    private final Http1Decoder decoder;
     private HttpProxyHandler owner;
     /** Sweep generation when the connection was parked in the pool. */
     long idleSince;
@@ -28,10 +32,21 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
     /** The cluster's meters (in-use connections), or null. */
     private final ClusterMetrics meters;
 
-    UpstreamHandler(HttpUpstreamPool pool, Host host, ClusterMetrics meters) {
+    UpstreamHandler(HttpUpstreamPool pool, Host host, Http1Decoder decoder, ClusterMetrics meters) {
         this.pool = pool;
         this.host = host;
+        this.decoder = decoder;
         this.meters = meters;
+    }
+
+    /** The next response answers a HEAD request. */
+    void expectBodylessResponse(boolean on) {
+        decoder.expectBodylessResponse(on);
+    }
+
+    /** De-chunk the current response body (for an HTTP/1.0 client). */
+    void dechunk(boolean on) {
+        decoder.dechunk(on);
     }
 
     Host host() {
@@ -52,8 +67,8 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
         HttpProxyHandler o = owner;
-        if (o != null && msg instanceof HttpObject h) {
-            o.onUpstreamRead(h); // takes ownership
+        if (o != null && (msg instanceof HttpHead || msg instanceof HttpBody || msg instanceof HttpDecodeError)) {
+            o.onUpstreamRead(msg); // takes ownership
         } else {
             // An idle connection must not talk: drop what it sent and the connection with it.
             ReferenceCountUtil.release(msg);

@@ -48,6 +48,11 @@ public final class Route {
         return timeoutNanos;
     }
 
+    /** Whether {@link #rewrite} can change a target. */
+    public boolean rewrites() {
+        return config.prefixRewrite() != null;
+    }
+
     /** Applies the route's prefix rewrite to {@code uri} (path plus query), or returns it unchanged. */
     public String rewrite(String uri) {
         String replacement = config.prefixRewrite();

@@ -95,7 +95,12 @@ public enum Transport {
                 .channel(socketChannel)
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.SO_KEEPALIVE, true)
-                .option(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT);
+                .option(ChannelOption.ALLOCATOR, allocator());
+    }
+
+    /** The buffer allocator of every data-path channel. */
+    public static io.netty.buffer.ByteBufAllocator allocator() {
+        return PooledByteBufAllocator.DEFAULT;
     }
 
     /** A new group of {@code threads} event loops whose threads are named {@code prefix-N}. */

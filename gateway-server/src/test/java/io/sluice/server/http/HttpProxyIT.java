@@ -262,6 +262,44 @@ class HttpProxyIT {
     }
 
     @Test
+    void smugglingAttemptsAreRefusedAndNeverReachTheUpstream() throws Exception {
+        int before = a.requests() + b.requests();
+        String[] attacks = {
+                // CL.TE: a front end trusting Content-Length would pass the rest on as a second request
+                "POST /count HTTP/1.1\r\nHost: x\r\nContent-Length: 6\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nG",
+                "POST /count HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: xchunked\r\n\r\n",
+                "POST /count HTTP/1.1\r\nHost: x\r\nContent-Length : 5\r\n\r\nhello",
+                "POST /count HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
+                "GET /x HTTP/1.1\r\nHost: x\r\nX-A: a\r\n b\r\n\r\n",
+        };
+        for (String attack : attacks) {
+            try (RawClient c = new RawClient(gw.port("web"))) {
+                RawClient.Response r = c.send(attack).read();
+                assertThat(r.status()).as(attack).isEqualTo(400);
+                assertThat(c.closedByPeer()).isTrue();
+            }
+        }
+        assertThat(a.requests() + b.requests()).isEqualTo(before);
+        // a body that turns malformed half-way: the head went upstream already; the client gets a 400
+        try (RawClient c = new RawClient(gw.port("web"))) {
+            RawClient.Response r = c.send("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    + "5\r\nhello\r\nnot-hex\r\n").read();
+            assertThat(r.status()).isEqualTo(400);
+            assertThat(r.body()).contains("malformed chunk size");
+        }
+    }
+
+    @Test
+    void chunkedBodiesAndTrailersAreForwardedByteForByte() throws Exception {
+        try (RawClient c = new RawClient(gw.port("web"))) {
+            RawClient.Response r = c.send("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    + "3;ext=1\r\nabc\r\n2\r\nde\r\n0\r\n\r\n").read();
+            assertThat(r.status()).isEqualTo(200);
+            assertThat(r.body()).isEqualTo("abcde");
+        }
+    }
+
+    @Test
     void bodyOverTheLimitGives413() throws Exception {
         try (RawClient c = new RawClient(gw.port("web"))) {
             RawClient.Response r = c.send("POST /count HTTP/1.1\r\nHost: x\r\nContent-Length: 2000000\r\n\r\n").read();

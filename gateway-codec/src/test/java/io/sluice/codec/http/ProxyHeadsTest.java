@@ -1,0 +1,102 @@
+package io.sluice.codec.http;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class ProxyHeadsTest {
+
+    private static final ByteBufAllocator ALLOC = ByteBufAllocator.DEFAULT;
+
+    private static HttpHead decode(boolean request, String text) {
+        EmbeddedChannel ch = new EmbeddedChannel(request ? Http1Decoder.requests(4096, 8192)
+                : Http1Decoder.responses(4096, 8192));
+        ch.writeInbound(Unpooled.copiedBuffer(text, StandardCharsets.ISO_8859_1));
+        HttpHead h = ch.readInbound();
+        ch.finishAndReleaseAll();
+        return h;
+    }
+
+    private static String text(ByteBuf b) {
+        try {
+            return b.toString(StandardCharsets.ISO_8859_1);
+        } finally {
+            b.release();
+        }
+    }
+
+    @Test
+    void anUntouchedRequestKeepsItsLinesAndGainsForwardingHeaders() {
+        HttpHead h = decode(true, "GET /a?b HTTP/1.1\r\nHost: shop:8080\r\nAccept: */*\r\nUser-Agent: t\r\n\r\n");
+        String out = text(ProxyHeads.requestHead(ALLOC, h, null, null, "10.1.2.3", false));
+        h.release();
+        assertThat(out).isEqualTo("GET /a?b HTTP/1.1\r\nHost: shop:8080\r\nAccept: */*\r\nUser-Agent: t\r\n"
+                + "X-Forwarded-For: 10.1.2.3\r\nX-Forwarded-Proto: http\r\nX-Forwarded-Host: shop:8080\r\n\r\n");
+    }
+
+    @Test
+    void hopByHopHeadersAndWhatConnectionNamesAreRemoved() {
+        HttpHead h = decode(true, "POST /x HTTP/1.0\r\nHost: h\r\nConnection: keep-alive, X-Secret\r\nX-Secret: s\r\n"
+                + "Keep-Alive: timeout=5\r\nTE: trailers\r\nProxy-Connection: x\r\nUpgrade: h2c\r\n"
+                + "Proxy-Authorization: basic\r\nExpect: 100-continue\r\nContent-Length: 3\r\nX-Forwarded-For: 1.1.1.1\r\n"
+                + "X-Forwarded-Proto: https\r\nx-keep: 1\r\n\r\n");
+        String out = text(ProxyHeads.requestHead(ALLOC, h, "/rewritten", "10.0.0.9:80", "2.2.2.2", true));
+        h.release();
+        assertThat(out).isEqualTo("POST /rewritten HTTP/1.1\r\nHost: 10.0.0.9:80\r\nContent-Length: 3\r\n"
+                + "X-Forwarded-For: 1.1.1.1, 2.2.2.2\r\nX-Forwarded-Proto: https\r\nx-keep: 1\r\n"
+                + "X-Forwarded-Host: h\r\n\r\n");
+    }
+
+    @Test
+    void withoutForwardingHeadersAndWithoutHostAnOverrideIsAppended() {
+        HttpHead h = decode(true, "GET / HTTP/1.0\r\nA: 1\r\n\r\n");
+        String out = text(ProxyHeads.requestHead(ALLOC, h, null, "up:9000", null, false));
+        h.release();
+        assertThat(out).isEqualTo("GET / HTTP/1.1\r\nA: 1\r\nHost: up:9000\r\n\r\n");
+    }
+
+    @Test
+    void anUnchangedResponseHeadIsForwardedAsReceived() {
+        HttpHead h = decode(false, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nServer: s\r\n\r\n");
+        ByteBuf out = ProxyHeads.responseHead(ALLOC, h, false, false, ProxyHeads.CONNECTION_AS_IS);
+        assertThat(out).isSameAs(h.raw());
+        assertThat(text(out)).isEqualTo("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nServer: s\r\n\r\n");
+    }
+
+    @Test
+    void aResponseHeadIsRebuiltForTheClientsConnection() {
+        HttpHead h = decode(false, "HTTP/1.0 404 Not Found\r\nConnection: keep-alive\r\nKeep-Alive: timeout=4\r\n"
+                + "Content-Type: text/plain\r\n\r\n");
+        String out = text(ProxyHeads.responseHead(ALLOC, h, true, false, ProxyHeads.CONNECTION_CLOSE_HEADER));
+        h.release();
+        assertThat(out).isEqualTo("HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\n"
+                + "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n");
+
+        HttpHead c = decode(false, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nDate: d\r\n\r\n");
+        String dechunked = text(ProxyHeads.responseHead(ALLOC, c, false, true, ProxyHeads.CONNECTION_KEEP_ALIVE_HEADER));
+        c.release();
+        assertThat(dechunked).isEqualTo("HTTP/1.1 200 OK\r\nDate: d\r\nConnection: keep-alive\r\n\r\n");
+    }
+
+    @Test
+    void bareLineFeedsAndPaddingAreNormalised() {
+        HttpHead h = decode(true, "GET / HTTP/1.1\nHost:  h \nA:b\n\n");
+        String out = text(ProxyHeads.requestHead(ALLOC, h, null, null, null, false));
+        h.release();
+        assertThat(out).isEqualTo("GET / HTTP/1.1\r\nHost:  h\r\nA:b\r\n\r\n");
+    }
+
+    @Test
+    void hostAndPathHelpers() {
+        assertThat(ProxyHeads.hostWithoutPort("Shop.Example:8080")).isEqualTo("shop.example");
+        assertThat(ProxyHeads.hostWithoutPort("[::1]:80")).isEqualTo("[::1]");
+        assertThat(ProxyHeads.pathOf("/a/b?c#d")).isEqualTo("/a/b");
+        assertThat(ProxyHeads.pathOf("http://h:1/p?q")).isEqualTo("/p");
+    }
+}
