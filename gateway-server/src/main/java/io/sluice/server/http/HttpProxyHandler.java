@@ -593,7 +593,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
 
     private void attach(Channel ch) {
         upstream = ch;
-        upstreamHandler = (UpstreamHandler) ch.pipeline().get(HttpPipeline.UPSTREAM_HANDLER);
+        upstreamHandler = UpstreamHandler.of(ch);
         upstreamHandler.owner(this);
         ch.config().setAutoRead(ctx.channel().isWritable());
     }

@@ -99,7 +99,7 @@ final class HttpUpstreamPool {
             ch.close();
             return;
         }
-        UpstreamHandler h = (UpstreamHandler) ch.pipeline().get(HttpPipeline.UPSTREAM_HANDLER);
+        UpstreamHandler h = UpstreamHandler.of(ch);
         h.idleSince = generation;
         h.idleLimit = Math.max(1L, cluster.pool().idleTimeout().toNanos() / SWEEP_PERIOD_NANOS);
         q.addLast(ch);
@@ -138,7 +138,7 @@ final class HttpUpstreamPool {
         for (ArrayDeque<Channel> q : idle.values()) {
             for (Iterator<Channel> it = q.iterator(); it.hasNext(); ) {
                 Channel ch = it.next();
-                UpstreamHandler h = (UpstreamHandler) ch.pipeline().get(HttpPipeline.UPSTREAM_HANDLER);
+                UpstreamHandler h = UpstreamHandler.of(ch);
                 if (h == null || generation - h.idleSince >= h.idleLimit) {
                     it.remove();
                     parked--;

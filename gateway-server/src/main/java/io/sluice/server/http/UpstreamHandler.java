@@ -49,6 +49,11 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
         decoder.dechunk(on);
     }
 
+    /** The handler of an upstream connection: always the last in its pipeline (O(1), no name lookup). */
+    static UpstreamHandler of(io.netty.channel.Channel ch) {
+        return (UpstreamHandler) ch.pipeline().last();
+    }
+
     Host host() {
         return host;
     }
