@@ -1,5 +1,6 @@
 package io.sluice.server.config;
 
+import io.sluice.core.config.ConfigException;
 import io.sluice.core.config.DurationFormat;
 import io.sluice.core.config.WatchConfig;
 import io.sluice.core.time.Cancellable;
@@ -71,7 +72,8 @@ public final class ConfigWatcher implements AutoCloseable {
 
     /**
      * @param settings the current {@code watch_config} (read at every poll)
-     * @param reload   re-reads the file and applies it, reporting the result itself (it should not throw)
+     * @param reload   re-reads the file and applies it, typically {@code gateway::reload} (which logs and
+     *                 counts the result; a {@link ConfigException} it throws is not logged again here)
      */
     public ConfigWatcher(Path file, Scheduler scheduler, Supplier<WatchConfig> settings, Runnable reload) {
         this.file = Objects.requireNonNull(file, "file");
@@ -196,7 +198,13 @@ public final class ConfigWatcher implements AutoCloseable {
         }
         applied = content;
         reloads++;
-        reload.run();
+        try {
+            reload.run();
+        } catch (ConfigException e) {
+            // rejected: Gateway.reload() has logged it and counted it; the running config stays
+        } catch (RuntimeException e) {
+            log.warn("config file {} changed but the reload failed: {}", file, e.toString());
+        }
     }
 
     private void missing(WatchConfig w, IOException e) {

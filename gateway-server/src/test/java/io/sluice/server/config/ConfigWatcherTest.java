@@ -206,6 +206,29 @@ class ConfigWatcherTest {
     }
 
     @Test
+    void aReloadThatThrowsLikeGatewayReloadDoesNotStopTheWatching() throws IOException {
+        watcher.close();
+        List<String> calls = new ArrayList<>();
+        // like gateway::reload, which throws the ConfigException of a rejected file
+        ConfigWatcher throwing = new ConfigWatcher(file, clock, () -> settings, () -> {
+            GatewayConfig c = ConfigLoader.load(file).config();
+            calls.add("weight=" + c.cluster("api").hosts().get(0).weight());
+        });
+        throwing.start();
+        try {
+            write(config(-1));
+            polls(2);
+            assertThat(throwing.reloads()).isEqualTo(1);
+            assertThat(calls).isEmpty();
+            write(config(8));
+            polls(2);
+            assertThat(calls).containsExactly("weight=8");
+        } finally {
+            throwing.close();
+        }
+    }
+
+    @Test
     void closeStopsPolling() throws IOException {
         watcher.close();
         write(config(9));
