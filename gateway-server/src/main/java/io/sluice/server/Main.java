@@ -5,19 +5,26 @@ import io.sluice.core.config.AdminConfig;
 import io.sluice.core.config.BoltOptions;
 import io.sluice.core.config.ClusterConfig;
 import io.sluice.core.config.ConfigException;
+import io.sluice.core.config.DurationFormat;
 import io.sluice.core.config.GatewayConfig;
 import io.sluice.core.config.HostConfig;
 import io.sluice.core.config.ListenerConfig;
 import io.sluice.core.config.Protocol;
 import io.sluice.core.config.RouteConfig;
 import io.sluice.core.config.TransportConfig;
+import io.sluice.core.config.WatchConfig;
+import io.sluice.core.time.Ticker;
 import io.sluice.core.cluster.Host;
 import io.sluice.lb.ClusterBalancer;
 import io.sluice.server.config.ConfigLoader;
+import io.sluice.server.config.ConfigWatcher;
 import io.sluice.server.config.LoadedConfig;
 import io.sluice.server.demo.DemoBoltBackend;
 import io.sluice.server.demo.DemoHttpBackend;
+import io.sluice.server.transport.EventLoopScheduler;
 import io.sluice.server.transport.Transport;
+import io.netty.util.concurrent.DefaultEventExecutor;
+import io.netty.util.concurrent.DefaultThreadFactory;
 
 import java.io.PrintStream;
 import java.net.BindException;
@@ -33,13 +40,15 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * The standalone gateway: {@code java -jar sluice.jar [start] [-c FILE] [--check] [--http-port N] [--bolt-port N] [--admin-port N]}.
+ * The standalone gateway: {@code java -jar sluice.jar [start] [-c FILE] [--watch] [--check] [--http-port N] [--bolt-port N] [--admin-port N]}.
  *
  * <p>Without {@code -c} it runs the embedded default: three demo HTTP backends in this process
  * (weights 1:2:3, free loopback ports) behind a listener on 127.0.0.1:2046. With {@code -c} it
  * runs that config and starts nothing else. SIGTERM and SIGINT drain in-flight requests (up to
  * {@code drain_timeout}) and exit 0. SIGHUP (like the admin {@code POST /reload}) re-reads the
  * {@code -c} file and applies it live; a bad file is reported and the running config stays.
+ * {@code --watch} (or {@code watch_config} in the file) polls the {@code -c} file and reloads it
+ * the same way when its content changes.
  *
  * <p>Exit codes: 0 clean stop (or a config that passed {@code --check}), 1 runtime failure (for
  * example a port already in use), 2 invalid config or command line.
@@ -56,9 +65,10 @@ public final class Main {
     static final int EXIT_USAGE = 2;
 
     private static final String USAGE = """
-            usage: sluice [start] [-c FILE] [--check] [--http-port N] [--bolt-port N] [--admin-port N]
+            usage: sluice [start] [-c FILE] [--watch] [--check] [--http-port N] [--bolt-port N] [--admin-port N]
               (no -c)          run the embedded default: 3 demo backends (weights 1:2:3) behind http://127.0.0.1:2046/
               -c, --config F   run the gateway described by the JSON file F (native or MOSN format)
+              --watch          reload the -c file when it changes (polls it; see watch_config in docs/config.md)
               --check          validate the config, print a summary and exit (0 = valid, 2 = invalid)
               --http-port N    port of the default config's HTTP listener (default 2046; 0 = any free port)
               --bolt-port N    port of the default config's Bolt listener (default 12200; 0 = any free port)
@@ -76,13 +86,14 @@ public final class Main {
     }
 
     /** Parsed command line. */
-    record Options(Path config, boolean check, int httpPort, int boltPort, int adminPort, boolean help) {
+    record Options(Path config, boolean check, int httpPort, int boltPort, int adminPort, boolean help, boolean watch) {
     }
 
     static Options parse(String[] args) {
         Path config = null;
         boolean check = false;
         boolean help = false;
+        boolean watch = false;
         int httpPort = DEFAULT_HTTP_PORT;
         int adminPort = AdminConfig.DEFAULT_PORT;
         int boltPort = DEFAULT_BOLT_PORT;
@@ -101,6 +112,7 @@ public final class Main {
                     config = Path.of(args[++i]);
                 }
                 case "--check" -> check = true;
+                case "--watch" -> watch = true;
                 case "-h", "--help" -> help = true;
                 case "--http-port" -> httpPort = port(args, ++i, a);
                 case "--admin-port" -> adminPort = port(args, ++i, a);
@@ -114,7 +126,7 @@ public final class Main {
                 }
             }
         }
-        return new Options(config, check, httpPort, boltPort, adminPort, help);
+        return new Options(config, check, httpPort, boltPort, adminPort, help, watch);
     }
 
     private static int port(String[] args, int i, String option) {
@@ -222,13 +234,24 @@ public final class Main {
             return EXIT_FAILURE;
         }
 
+        Watch watch = null;
+        if (o.config() != null) {
+            // always there with a -c file, so that a reload can turn watch_config on; it polls only when on
+            watch = Watch.start(gateway, o.config(), o.watch(), err);
+        } else if (o.watch()) {
+            err.println("sluice: --watch: nothing to watch (running the embedded default config, not a -c file)");
+        }
         CountDownLatch stopped = new CountDownLatch(1);
         AtomicBoolean stopping = new AtomicBoolean();
         EventLoopGroup dg = demoGroup;
         DemoBoltBackend db = demoBolt;
+        Watch w = watch;
         Runnable stop = () -> {
             if (!stopping.compareAndSet(false, true)) {
                 return;
+            }
+            if (w != null) {
+                w.close(); // no reload while draining
             }
             err.println("sluice: stopping, draining in-flight requests (up to "
                     + gateway.config().drainTimeout().toMillis() + " ms)");
@@ -249,7 +272,9 @@ public final class Main {
         Thread hook = new Thread(stop, "sluice-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         // the banner last: whoever reads it may signal at once, and the handlers must be in place
-        out.print(banner(gateway, source, !demo.isEmpty()));
+        WatchConfig wc = gateway.config().watchConfig();
+        boolean watching = o.config() != null && (o.watch() || wc.enabled());
+        out.print(banner(gateway, source, !demo.isEmpty(), watching ? DurationFormat.format(wc.interval()) : null));
         out.flush();
         try {
             stopped.await();
@@ -265,13 +290,47 @@ public final class Main {
             err.println("sluice: SIGHUP: nothing to reload (running the embedded default config, not a -c file)");
             return;
         }
+        reloadFile(gateway, file, err, "SIGHUP");
+    }
+
+    /**
+     * Reloads the -c file through {@link Gateway#reload()} (which validates it completely, counts
+     * {@code sluice.config.reloads{result}} and logs its line) and prints one line with the outcome.
+     *
+     * @param trigger what asked for it: {@code SIGHUP}, {@code config file changed}
+     */
+    static void reloadFile(Gateway gateway, Path file, PrintStream err, String trigger) {
         try {
             ReloadResult r = gateway.reload();
-            err.println("sluice: SIGHUP: reloaded " + file + ": " + r.summary());
+            err.println("sluice: " + trigger + ": reloaded " + file + ": " + r.summary());
         } catch (ConfigException e) {
-            err.println("sluice: SIGHUP: invalid config " + file + ", the running config stays: " + e.getMessage());
+            err.println("sluice: " + trigger + ": invalid config " + file + ", the running config stays: " + e.getMessage());
         } catch (RuntimeException e) {
-            err.println("sluice: SIGHUP: reload of " + file + " failed, the running config stays: " + e);
+            err.println("sluice: " + trigger + ": reload of " + file + " failed, the running config stays: " + e);
+        }
+    }
+
+    /**
+     * The -c file's watcher and the thread it polls and reloads on (a reload reads the file and waits
+     * for new listeners to bind: not work for an event loop of the data path). {@code --watch} turns
+     * it on whatever {@code watch_config.enabled} says; the interval is always the running config's.
+     */
+    record Watch(ConfigWatcher watcher, DefaultEventExecutor executor) implements AutoCloseable {
+
+        static Watch start(Gateway gateway, Path file, boolean force, PrintStream err) {
+            DefaultEventExecutor executor = new DefaultEventExecutor(new DefaultThreadFactory("sluice-config-watch", true));
+            ConfigWatcher watcher = new ConfigWatcher(file, new EventLoopScheduler(executor, Ticker.system()), () -> {
+                WatchConfig w = gateway.config().watchConfig();
+                return force ? w.withEnabled(true) : w;
+            }, () -> reloadFile(gateway, file, err, "config file changed"));
+            executor.execute(watcher::start); // the watcher's state lives on its thread
+            return new Watch(watcher, executor);
+        }
+
+        @Override
+        public void close() {
+            watcher.close();
+            executor.shutdownGracefully(0, 1, TimeUnit.SECONDS);
         }
     }
 
@@ -296,7 +355,8 @@ public final class Main {
                 TransportConfig.defaults(), Duration.ofSeconds(10));
     }
 
-    static String banner(Gateway gw, String source, boolean demo) {
+    /** @param watchInterval how often the -c file is polled, or null when it is not watched */
+    static String banner(Gateway gw, String source, boolean demo, String watchInterval) {
         StringBuilder sb = new StringBuilder();
         sb.append("sluice is running (").append(source).append(", transport ").append(gw.transport()).append(")\n");
         String firstHttp = null;
@@ -339,7 +399,8 @@ public final class Main {
             sb.append("bolt:  java -jar gateway-bench/target/benchmarks.jar bolt-load -D 5 -c 8 -m 4 -t 2 ").append(firstBolt)
                     .append("   (or sofaload with the same options and -p sofarpc)\n");
         }
-        sb.append("stop:  Ctrl-C or SIGTERM (drains in-flight requests); reload the -c file: SIGHUP or POST /reload\n");
+        sb.append("stop:  Ctrl-C or SIGTERM (drains in-flight requests); reload the -c file: SIGHUP or POST /reload")
+                .append(watchInterval == null ? "" : ", or just save it (watched every " + watchInterval + ")").append('\n');
         return sb.toString();
     }
 

@@ -17,20 +17,29 @@ import java.util.Set;
  * @param transport    event-loop transport
  * @param drainTimeout on shutdown, how long in-flight requests may take to finish
  * @param accessLog    the access log (off by default)
+ * @param watchConfig  polling the config file for changes (off by default)
  */
 public record GatewayConfig(List<ListenerConfig> listeners, List<ClusterConfig> clusters, AdminConfig admin,
-                            TransportConfig transport, Duration drainTimeout, AccessLogConfig accessLog) {
+                            TransportConfig transport, Duration drainTimeout, AccessLogConfig accessLog,
+                            WatchConfig watchConfig) {
 
     public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(10);
 
     /** A config without an access log. */
     public GatewayConfig(List<ListenerConfig> listeners, List<ClusterConfig> clusters, AdminConfig admin,
                          TransportConfig transport, Duration drainTimeout) {
-        this(listeners, clusters, admin, transport, drainTimeout, null);
+        this(listeners, clusters, admin, transport, drainTimeout, null, null);
+    }
+
+    /** A config that does not watch its file. */
+    public GatewayConfig(List<ListenerConfig> listeners, List<ClusterConfig> clusters, AdminConfig admin,
+                         TransportConfig transport, Duration drainTimeout, AccessLogConfig accessLog) {
+        this(listeners, clusters, admin, transport, drainTimeout, accessLog, null);
     }
 
     public GatewayConfig {
         accessLog = accessLog == null ? AccessLogConfig.disabled() : accessLog;
+        watchConfig = watchConfig == null ? WatchConfig.disabled() : watchConfig;
         listeners = Checks.list(listeners);
         clusters = Checks.list(clusters);
         admin = admin == null ? AdminConfig.defaults() : admin;
@@ -82,22 +91,26 @@ public record GatewayConfig(List<ListenerConfig> listeners, List<ClusterConfig> 
     }
 
     public GatewayConfig withListeners(List<ListenerConfig> l) {
-        return new GatewayConfig(l, clusters, admin, transport, drainTimeout, accessLog);
+        return new GatewayConfig(l, clusters, admin, transport, drainTimeout, accessLog, watchConfig);
     }
 
     public GatewayConfig withClusters(List<ClusterConfig> c) {
-        return new GatewayConfig(listeners, c, admin, transport, drainTimeout, accessLog);
+        return new GatewayConfig(listeners, c, admin, transport, drainTimeout, accessLog, watchConfig);
     }
 
     public GatewayConfig withAdmin(AdminConfig a) {
-        return new GatewayConfig(listeners, clusters, a, transport, drainTimeout, accessLog);
+        return new GatewayConfig(listeners, clusters, a, transport, drainTimeout, accessLog, watchConfig);
     }
 
     public GatewayConfig withAccessLog(AccessLogConfig log) {
-        return new GatewayConfig(listeners, clusters, admin, transport, drainTimeout, log);
+        return new GatewayConfig(listeners, clusters, admin, transport, drainTimeout, log, watchConfig);
+    }
+
+    public GatewayConfig withWatchConfig(WatchConfig w) {
+        return new GatewayConfig(listeners, clusters, admin, transport, drainTimeout, accessLog, w);
     }
 
     public GatewayConfig withTransport(TransportConfig t) {
-        return new GatewayConfig(listeners, clusters, admin, t, drainTimeout, accessLog);
+        return new GatewayConfig(listeners, clusters, admin, t, drainTimeout, accessLog, watchConfig);
     }
 }

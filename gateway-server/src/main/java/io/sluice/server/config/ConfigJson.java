@@ -69,6 +69,7 @@ public final class ConfigJson {
         io.sluice.core.config.AccessLogConfig al = c.accessLog();
         root.putObject("access_log").put("enabled", al.enabled()).put("path", al.path()).put("format", al.format())
                 .put("queue_size", al.queueSize());
+        root.putObject("watch_config").put("enabled", c.watchConfig().enabled()).put("interval", d(c.watchConfig().interval()));
         return root;
     }
 

@@ -27,6 +27,7 @@ import io.sluice.core.config.SlowStartConfig;
 import io.sluice.core.config.StatusRange;
 import io.sluice.core.config.StringMatch;
 import io.sluice.core.config.TransportConfig;
+import io.sluice.core.config.WatchConfig;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -111,8 +112,9 @@ public final class ConfigLoader {
         TransportConfig transport = transport(root.object("transport"));
         Duration drain = root.duration("drain_timeout", null);
         AccessLogConfig accessLog = accessLog(root.object("access_log"));
+        WatchConfig watch = watchConfig(root.object("watch_config"));
         root.finish();
-        return build("$", () -> new GatewayConfig(listeners, clusters, admin, transport, drain, accessLog));
+        return build("$", () -> new GatewayConfig(listeners, clusters, admin, transport, drain, accessLog, watch));
     }
 
     private static ListenerConfig listener(JsonObject o) {
@@ -387,6 +389,17 @@ public final class ConfigLoader {
         boolean metrics = o.bool("metrics", d.metrics());
         o.finish();
         return build(o.path(), () -> new AdminConfig(enabled, address, port, metrics));
+    }
+
+    private static WatchConfig watchConfig(JsonObject o) {
+        WatchConfig d = WatchConfig.disabled();
+        if (o == null) {
+            return d;
+        }
+        boolean enabled = o.bool("enabled", true);
+        Duration interval = o.duration("interval", d.interval());
+        o.finish();
+        return build(o.path(), () -> new WatchConfig(enabled, interval));
     }
 
     private static AccessLogConfig accessLog(JsonObject o) {

@@ -11,6 +11,7 @@ import io.sluice.core.config.Protocol;
 import io.sluice.core.config.RouteConfig;
 import io.sluice.core.config.StatusRange;
 import io.sluice.core.config.StringMatch;
+import io.sluice.core.config.WatchConfig;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
@@ -106,6 +107,25 @@ class ConfigLoaderTest {
         assertThat(api.healthCheck()).isNull();
         assertThat(c.listeners().get(0).address()).isEqualTo("127.0.0.1");
         assertThat(c.admin().enabled()).isTrue();
+    }
+
+    @Test
+    void watchConfigIsOffByDefaultOnWhenPresentAndItsIntervalIsAtLeast100ms() {
+        assertThat(nat(MIN).watchConfig()).isEqualTo(new WatchConfig(false, Duration.ofSeconds(2)));
+        String with = MIN.substring(0, MIN.length() - 1) + ", \"watch_config\": %s}";
+        assertThat(nat(with.formatted("{}")).watchConfig()).isEqualTo(new WatchConfig(true, Duration.ofSeconds(2)));
+        assertThat(nat(with.formatted("{\"enabled\": false, \"interval\": \"2s\"}")).watchConfig().enabled()).isFalse();
+        assertThat(nat(with.formatted("{\"interval\": \"250ms\"}")).watchConfig())
+                .isEqualTo(new WatchConfig(true, Duration.ofMillis(250)));
+        assertThat(error(with.formatted("{\"interval\": \"50ms\"}")))
+                .startsWith("$.watch_config.interval:").contains("\"50ms\"", ">= 100ms");
+        assertThat(error(with.formatted("{\"interval\": \"soon\"}")))
+                .startsWith("$.watch_config.interval:").contains("\"soon\"");
+        assertThat(error(with.formatted("{\"intervall\": \"1s\"}")))
+                .startsWith("$.watch_config.intervall:").contains("did you mean \"interval\"");
+        // rendered (for /config) and read back
+        GatewayConfig c = nat(with.formatted("{\"interval\": \"750ms\"}"));
+        assertThat(nat(ConfigJson.render(c)).watchConfig()).isEqualTo(c.watchConfig());
     }
 
     @Test
