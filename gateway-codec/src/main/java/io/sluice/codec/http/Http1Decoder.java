@@ -77,6 +77,8 @@ public final class Http1Decoder extends ByteToMessageDecoder {
     private int trailerBytes;
     private boolean dechunk;
     private boolean bodylessResponse;
+    /** Header count of the previous head (at least 2): the size of the next head's index. */
+    private int headerHint = 8;
 
     private Http1Decoder(boolean requests, int maxInitialLineLength, int maxHeaderSize) {
         this.requests = requests;
@@ -255,8 +257,9 @@ public final class Http1Decoder extends ByteToMessageDecoder {
             status = d0 * 100 + d1 * 10 + d2;
         }
 
-        int[] offsets = new int[32];
-        byte[] kinds = new byte[8];
+        // sized like the previous head on this connection: a keep-alive connection repeats its shape
+        int[] offsets = new int[headerHint * 4];
+        byte[] kinds = new byte[headerHint];
         int count = 0;
         long contentLength = -1;
         boolean transferEncoding = false;
@@ -346,6 +349,7 @@ public final class Http1Decoder extends ByteToMessageDecoder {
             ls = nl + 1;
         }
 
+        headerHint = Math.max(2, count);
         boolean complete;
         boolean closeDelimited = false;
         if (requests) {
