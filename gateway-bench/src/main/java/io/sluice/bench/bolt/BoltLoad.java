@@ -267,7 +267,8 @@ public final class BoltLoad {
      * {@code --qps}), matches responses by id through a ring of send times, and counts.
      */
     private static final class Client extends ChannelInboundHandlerAdapter {
-        private static final int WINDOW = 1 << 16;
+        /** Ring of send times by request id: a power of two well above the requests in flight (small, so 10 000 connections fit). */
+        private final int window;
 
         private final Options o;
         private final byte[] template;
@@ -276,8 +277,8 @@ public final class BoltLoad {
         private final double qpsShare;
         private final Shared shared;
         private final CountDownLatch done;
-        private final long[] sentAt = new long[WINDOW];
-        private final int[] idAt = new int[WINDOW];
+        private final long[] sentAt;
+        private final int[] idAt;
         final LatencyHistogram histogram = new LatencyHistogram();
         final long[] statuses = new long[19];
         long started;
@@ -298,6 +299,9 @@ public final class BoltLoad {
 
         Client(Options o, byte[] template, long measureFrom, long end, double qpsShare, Shared shared,
                CountDownLatch done) {
+            this.window = Integer.highestOneBit(Math.max(64, o.maxInFlight() * 64) - 1) << 1;
+            this.sentAt = new long[window];
+            this.idAt = new int[window];
             this.o = o;
             this.template = template;
             this.measureFrom = measureFrom;
@@ -362,7 +366,7 @@ public final class BoltLoad {
             int id = nextId++;
             ByteBuf buf = channel.alloc().directBuffer(template.length).writeBytes(template);
             buf.setInt(SofaloadRequest.ID_OFFSET, id);
-            int slot = id & (WINDOW - 1);
+            int slot = id & (window - 1);
             sentAt[slot] = now;
             idAt[slot] = id;
             inFlight++;
@@ -378,7 +382,7 @@ public final class BoltLoad {
         public void channelRead(ChannelHandlerContext ctx, Object msg) {
             try {
                 if (msg instanceof BoltFrame f && f.isResponse()) {
-                    int slot = f.requestId() & (WINDOW - 1);
+                    int slot = f.requestId() & (window - 1);
                     if (idAt[slot] != f.requestId() || sentAt[slot] == 0) {
                         return; // unknown id: skipped, like sofaload
                     }
