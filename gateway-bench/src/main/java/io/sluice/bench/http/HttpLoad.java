@@ -50,12 +50,12 @@ public final class HttpLoad {
 
     /** What to run. */
     public record Options(URI uri, int connections, int threads, Duration duration, Duration timeout,
-                          Map<String, String> headers, int rate) {
+                          Map<String, String> headers, int rate, Duration warmUp) {
 
-        /** Closed-loop options (no fixed rate). */
+        /** Closed-loop options (no fixed rate, no warm-up). */
         public Options(URI uri, int connections, int threads, Duration duration, Duration timeout,
                        Map<String, String> headers) {
-            this(uri, connections, threads, duration, timeout, headers, 0);
+            this(uri, connections, threads, duration, timeout, headers, 0, Duration.ZERO);
         }
 
         public Options {
@@ -103,7 +103,7 @@ public final class HttpLoad {
             o = parse(args);
         } catch (IllegalArgumentException e) {
             System.err.println("http-load: " + e.getMessage());
-            System.err.println("usage: http-load [-c connections] [-t threads] [-d 10s] [-R rate] [--timeout 2s] [-H 'Name: value']... URL");
+            System.err.println("usage: http-load [-c connections] [-t threads] [-d 10s] [-R rate] [-w warm-up] [--timeout 2s] [-H 'Name: value']... URL");
             System.exit(2);
             return;
         }
@@ -119,6 +119,7 @@ public final class HttpLoad {
         Duration timeout = Duration.ofSeconds(2);
         Map<String, String> headers = new LinkedHashMap<>();
         int rate = 0;
+        Duration warmUp = Duration.ZERO;
         URI uri = null;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
@@ -128,6 +129,7 @@ public final class HttpLoad {
                 case "-d", "--duration" -> d = LoadSupport.duration(LoadSupport.value(args, ++i, a));
                 case "--timeout" -> timeout = LoadSupport.duration(LoadSupport.value(args, ++i, a));
                 case "-R", "--rate" -> rate = Integer.parseInt(LoadSupport.value(args, ++i, a));
+                case "-w", "--warm-up" -> warmUp = LoadSupport.duration(LoadSupport.value(args, ++i, a));
                 case "-H", "--header" -> {
                     String h = LoadSupport.value(args, ++i, a);
                     int colon = h.indexOf(':');
@@ -150,7 +152,7 @@ public final class HttpLoad {
         if (uri == null || !"http".equals(uri.getScheme())) {
             throw new IllegalArgumentException("need an http:// URL");
         }
-        return new Options(uri, c, t, d, timeout, headers, rate);
+        return new Options(uri, c, t, d, timeout, headers, rate, warmUp);
     }
 
 
@@ -162,7 +164,8 @@ public final class HttpLoad {
         List<Conn> conns = new ArrayList<>();
         try {
             long start = System.nanoTime();
-            long end = start + o.duration().toNanos();
+            long measureFrom = start + o.warmUp().toNanos(); // requests sent before are not recorded
+            long end = measureFrom + o.duration().toNanos();
             CountDownLatch done = new CountDownLatch(o.connections());
             Bootstrap b = new Bootstrap().group(group).channel(transport.socketChannel())
                     .option(ChannelOption.TCP_NODELAY, true)
@@ -171,13 +174,13 @@ public final class HttpLoad {
             long interval = o.rate() > 0 ? Math.max(1, (long) (1e9 * o.connections() / o.rate())) : 0;
             for (int i = 0; i < o.connections(); i++) {
                 // at a fixed rate, connection i starts i/c of an interval late: sends are spread evenly
-                Conn c = new Conn(o, b, end, done, interval, start + interval * i / o.connections());
+                Conn c = new Conn(o, b, measureFrom, end, done, interval, start + interval * i / o.connections());
                 conns.add(c);
                 c.connect();
             }
             // totals are read after the latch: by then the loops no longer write them
-            done.await(o.duration().toMillis() + o.timeout().toMillis() + 5_000, TimeUnit.MILLISECONDS);
-            double seconds = (System.nanoTime() - start) / 1e9;
+            done.await(o.warmUp().toMillis() + o.duration().toMillis() + o.timeout().toMillis() + 5_000, TimeUnit.MILLISECONDS);
+            double seconds = (System.nanoTime() - measureFrom) / 1e9;
             LatencyHistogram all = new LatencyHistogram();
             long requests = 0;
             long bytes = 0;
@@ -249,6 +252,7 @@ public final class HttpLoad {
     private static final class Conn extends ChannelInboundHandlerAdapter {
         private final Options o;
         private final Bootstrap bootstrap;
+        private final long measureFrom;
         private final long end;
         private final CountDownLatch done;
         final LatencyHistogram histogram = new LatencyHistogram();
@@ -269,8 +273,10 @@ public final class HttpLoad {
         private long due;
         private boolean scheduled;
 
-        Conn(Options o, Bootstrap bootstrap, long end, CountDownLatch done, long interval, long firstDue) {
+        Conn(Options o, Bootstrap bootstrap, long measureFrom, long end, CountDownLatch done, long interval,
+             long firstDue) {
             this.o = o;
+            this.measureFrom = measureFrom;
             this.bootstrap = bootstrap;
             this.end = end;
             this.done = done;
@@ -360,8 +366,10 @@ public final class HttpLoad {
                 }
                 if (msg instanceof LastHttpContent && inFlight) {
                     inFlight = false;
-                    histogram.recordNanos(System.nanoTime() - sentAt);
-                    requests++;
+                    if (sentAt >= measureFrom) {
+                        histogram.recordNanos(System.nanoTime() - sentAt);
+                        requests++;
+                    }
                     send();
                 }
             } finally {

@@ -50,7 +50,7 @@ class HttpLoadIT {
     @Test
     void aFixedRateSendsOnScheduleAndReportsTheTail() throws Exception {
         try (DemoHttpBackend backend = DemoHttpBackend.start("127.0.0.1", 0, "")) {
-            HttpLoad.Options o = HttpLoad.parse(new String[] {"-c", "10", "-t", "1", "-d", "1s", "-R", "200",
+            HttpLoad.Options o = HttpLoad.parse(new String[] {"-c", "10", "-t", "1", "-d", "1s", "-R", "200", "-w", "200ms",
                     "http://127.0.0.1:" + backend.port() + "/"});
             HttpLoad.Result r = HttpLoad.run(o);
             // 200/s for 1 s over 10 connections: never more than the schedule allows
