@@ -15,13 +15,14 @@ public final class BenchMain {
     private static final String USAGE = """
             usage: java -jar benchmarks.jar <tool> [options]
               jmh [JMH options] [regexp]     JMH micro-benchmarks (e.g. jmh HttpProxyBenchmark -f 1 -wi 2 -i 3)
-              http-load [-c N] [-t N] [-d 10s] [--timeout 2s] [-H 'K: V'] URL
+              http-load [-c N] [-t N] [-d 10s] [-R rate] [-w warm-up] [--timeout 2s] [-H 'K: V'] URL
                                              closed-loop HTTP/1.1 load in the manner of wrk
               bolt-load [-D secs | -n N] [--warm-up-time 1s] [--qps N] [-c N] [-t N] [-m N] sofarpc://HOST:PORT
                                              Bolt load with sofaload's options, request and report
               slow-start-server --port N     demo HTTP server answering with its own port (x-backend-port)
               bolt-server --port N           demo Bolt backend (real bolt RpcServer) answering sofaload's request
               count --port 2046 --total 100  sends requests through the gateway, prints 'port:  8080 count:  17'
+              perf-report [--baseline T] DIR turns a scenario script's runs.tsv into summary.md and chart.png
             """;
 
     private BenchMain() {
@@ -40,6 +41,7 @@ public final class BenchMain {
             case "slow-start-server" -> SlowStartDemo.server(rest);
             case "count" -> SlowStartDemo.count(rest);
             case "bolt-server" -> SlowStartDemo.boltServer(rest);
+            case "perf-report" -> io.sluice.bench.report.PerfReport.main(rest);
             default -> {
                 System.err.println("unknown tool: " + args[0]);
                 System.err.print(USAGE);

@@ -1,0 +1,47 @@
+package io.sluice.bench.report;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class PerfReportTest {
+
+    private static final String HEADER = "scenario\ttarget\trep\tattempt\trps\tsucceeded\tfailed\tp50_us\tp75_us\tp90_us\tp95_us"
+            + "\tp99_us\tmax_us\tproxy_ticks\tproxy_us_per_req\tproxy_cpu_pct\trss_kb\tclient_cpu_pct\tbackend_cpu_pct"
+            + "\tforeign_cpu_pct\twall_s\tclean";
+
+    private static String row(String sc, String t, int rep, double rps, double us, int clean) {
+        return String.join("\t", sc, t, String.valueOf(rep), "0", String.valueOf(rps), "1000", "0", "500", "600", "700",
+                "800", "900", "1000", "100", String.valueOf(us), "50", "20480", "90", "40", "3", "10", String.valueOf(clean));
+    }
+
+    @Test
+    void mediansOverCleanRunsAndRatiosToTheBaseline() throws Exception {
+        List<PerfReport.Run> runs = PerfReport.parse(List.of(HEADER,
+                row("percore64", "nginx", 1, 30000, 20, 1), row("percore64", "nginx", 2, 31000, 22, 1),
+                row("percore64", "nginx", 3, 10000, 90, 0), // disturbed: left out of the medians
+                row("percore64", "gateway", 1, 29000, 25, 1), row("percore64", "gateway", 2, 28000, 24, 1),
+                row("rate2000", "gateway", 1, 2000, 100, 1)));
+        List<PerfReport.Cell> cells = PerfReport.cells(runs);
+        PerfReport.Cell nginx = cells.get(0);
+        assertThat(nginx.used()).isEqualTo(2);
+        assertThat(nginx.all()).isEqualTo(3);
+        assertThat(nginx.usPerReq()).isEqualTo(21.0);
+        String md = PerfReport.markdown(cells, List.of(), "nginx");
+        assertThat(md).contains("per core vs nginx", "| nginx | 2/3 |", "| gateway | 2/2 |", "0.86×", "rate2000: fixed rate");
+    }
+
+    @Test
+    void writesSummaryAndChart(@TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("runs.tsv"), String.join("\n", HEADER, row("max", "mosn", 1, 30000, 30, 1),
+                row("max", "gateway", 1, 40000, 10, 1)) + "\n");
+        PerfReport.main(new String[] {dir.toString()});
+        assertThat(Files.readString(dir.resolve("summary.md"))).contains("per core vs mosn", "3.00×");
+        assertThat(Files.size(dir.resolve("chart.png"))).isGreaterThan(1000);
+    }
+}
