@@ -20,11 +20,15 @@
 #
 # Needs the jars (./mvnw -B -q -pl gateway-bench -am package -DskipTests). Installs Debian's wrk, ab
 # (apache2-utils), nginx and HAProxy when missing and apt-get works; leaves out what it cannot find.
-# Ports: 18080-18084 (backends), 29080 (gateway), 29901 (gateway admin), 28080 (nginx), 28081 (HAProxy).
+# Targets: gateway (epoll), nginx, haproxy, and on request gateway-uring (the same jar on the io_uring
+# transport; run it in a separate invocation: beside the epoll gateway it was seen accepting connections
+# without answering them, which a run by hand did not reproduce; under investigation).
+# Ports: 18080-18084 (backends), 29080/29081 (gateway epoll/io_uring), 29901/29904 (their admin), 28080
+# (nginx), 28081 (HAProxy).
 # Everything binds 127.0.0.1, is bounded in time, and is stopped by PID on exit.
 #
 # usage: http-peers.sh [--out DIR] [--reps N] [-D SECS] [--scenarios "percore rate2000 churn scaleout"]
-#                      [--targets "gateway nginx haproxy"] [--churn-n N] [--gateway-jar JAR] [--quick]
+#                      [--targets "gateway gateway-uring nginx haproxy"] [--churn-n N] [--gateway-jar JAR] [--quick]
 #                      [--quiet-wait S] [--max-foreign PCT]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -53,7 +57,7 @@ while [ $# -gt 0 ]; do
     --quiet-wait) QUIET_WAIT=$2; shift 2;;
     --max-foreign) MAX_FOREIGN=$2; shift 2;;
     --quick) REPS=1; D=3; WARM=5; QUIET_WAIT=0; CHURN_N=5000; shift;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0;;
     *) echo "unknown option $1" >&2; exit 2;;
   esac
 done
@@ -79,7 +83,7 @@ need_pkg haproxy haproxy || { log "haproxy not available: HAProxy left out"; TAR
 [ -f "$GW_JAR" ] && [ -f "$BENCH" ] || { echo "build first: ./mvnw -B -q -pl gateway-bench -am package -DskipTests" >&2; exit 1; }
 
 port_busy() { ss -Hltn "sport = :$1" | grep -q .; }
-for p in 18080 18081 18082 18083 18084 29080 29901 28080 28081; do port_busy $p && { echo "port $p in use" >&2; exit 1; }; done
+for p in 18080 18081 18082 18083 18084 29080 29081 29901 29904 28080 28081; do port_busy $p && { echo "port $p in use" >&2; exit 1; }; done
 
 declare -A PID_OF=()
 cleanup() {
@@ -125,15 +129,15 @@ http {
 EOF
 }
 hosts_json() { local n=$1 s="" i; for i in $(seq 0 $(( n - 1 ))); do s="$s${s:+, }\"127.0.0.1:$(( 18080 + i ))\""; done; echo "$s"; }
-gw_config() { # backends workers
-  cat >"$RUN/gw.json" <<EOF
+gw_config() { # backends workers [file port admin-port transport]
+  cat >"${3:-$RUN/gw.json}" <<EOF
 {
-  "listeners": [ { "name": "bench", "address": "127.0.0.1", "port": 29080, "routes": [{ "cluster": "backends" }],
+  "listeners": [ { "name": "bench", "address": "127.0.0.1", "port": ${4:-29080}, "routes": [{ "cluster": "backends" }],
                    "http": { "x_forwarded": false } } ],
   "clusters": [ { "name": "backends", "lb": "round_robin", "hosts": [$(hosts_json "$1")],
                   "pool": { "max_idle_per_host": 2048, "idle_timeout": "300s" } } ],
-  "admin": { "enabled": true, "port": 29901 },
-  "transport": { "worker_threads": $2 }
+  "admin": { "enabled": true, "port": ${5:-29901} },
+  "transport": { "worker_threads": $2, "type": "${6:-auto}" }
 }
 EOF
 }
@@ -184,16 +188,20 @@ backend be
 $srv
 EOF
 }
-port_of() { case $1 in direct) echo 18080;; gateway) echo 29080;; nginx) echo 28080;; haproxy) echo 28081;; esac; }
+port_of() { case $1 in direct) echo 18080;; gateway) echo 29080;; gateway-uring) echo 29081;; nginx) echo 28080;; haproxy) echo 28081;; esac; }
 
 start_proxies() { # backends cpu workers
   has() { [[ " $TARGETS " == *" $1 "* ]]; }
   if has gateway; then gw_config "$1" "$3"; start gateway "$2" java $GW_JAVA_OPTS -jar "$GW_JAR" -c "$RUN/gw.json"; fi
+  if has gateway-uring; then
+    gw_config "$1" "$3" "$RUN/gw-uring.json" 29081 29904 io_uring
+    start gateway-uring "$2" java $GW_JAVA_OPTS -jar "$GW_JAR" -c "$RUN/gw-uring.json"
+  fi
   if has nginx; then nginx_config "$1" "$3"; start nginx "$2" nginx -c "$RUN/nginx.conf" -p "$RUN"; fi
   if has haproxy; then haproxy_config "$1" "$3"; start haproxy "$2" haproxy -db -f "$RUN/haproxy.cfg"; fi
   for t in $TARGETS; do wait_port "$(port_of "$t")" || true; done
 }
-stop_proxies() { for t in gateway nginx haproxy; do stop "$t"; done; }
+stop_proxies() { for t in gateway gateway-uring nginx haproxy; do stop "$t"; done; }
 
 # ---- CPU and memory accounting -----------------------------------------------------------------
 ticks() {
@@ -305,7 +313,7 @@ matrix() { # "scenarios" "targets" clientcpu
   done
 }
 warm() { for t in $1; do [ "$t" = direct ] && continue; log "warm-up $t (${WARM}s)"
-         timeout $(( WARM + 30 )) taskset -c "$2" java -Xmx256m -jar "$BENCH" http-load -t 1 -c 64 -d "${WARM}s" "http://127.0.0.1:$(port_of "$t")/1k" >/dev/null 2>&1 || true; done; }
+         timeout $(( WARM + 30 )) taskset -c "$2" java -Xmx256m -jar "$BENCH" http-load -t 1 -c 64 -d "${WARM}s" "http://127.0.0.1:$(port_of "$t")/1k" >"$OUT/raw/warmup-$t.txt" 2>&1 || true; done; }
 
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 backend_config
@@ -324,7 +332,7 @@ if [ -n "$pinned" ]; then
   stop_proxies
 fi
 if [[ " $SCENARIOS " == *" scaleout "* ]]; then
-  TARGETS_SAVED=$TARGETS; TARGETS=$(echo "$TARGETS" | sed 's/haproxy//')
+  TARGETS_SAVED=$TARGETS; TARGETS=$(echo "$TARGETS" | sed 's/haproxy//; s/gateway-uring//')
   for nb in 1 2 3 4 5; do
     start_proxies "$nb" 0-1 2
     warm "$TARGETS" 0-1
