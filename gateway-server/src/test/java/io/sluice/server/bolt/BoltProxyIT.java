@@ -349,13 +349,15 @@ class BoltProxyIT {
     @Test
     void gracefulShutdownAnswersWhatIsInFlight() throws Exception {
         Gateway g = GatewayFixture.start(new GatewayConfig(List.of(listener("bolt", List.of(), "slow")),
-                List.of(cluster("slow", slow.port(), Duration.ofSeconds(5))), AdminConfig.disabled(),
-                new TransportConfig("auto", 1, 128), Duration.ofSeconds(5)));
-        RpcResponseFuture f = clientV1.invokeWithFuture("127.0.0.1:" + g.port("bolt"), "sleep:500", 5000);
-        await().atMost(Duration.ofSeconds(5)).until(() -> g.activeRequests() == 1);
+                List.of(cluster("slow", slow.port(), Duration.ofSeconds(15))), AdminConfig.disabled(),
+                new TransportConfig("auto", 1, 128), Duration.ofSeconds(15)));
+        // generous bounds: the shared slow backend may still be sleeping for another test's request,
+        // and a drain that ran out would close the connection (a different failure than the one tested)
+        RpcResponseFuture f = clientV1.invokeWithFuture("127.0.0.1:" + g.port("bolt"), "sleep:500", 15_000);
+        await().atMost(Duration.ofSeconds(10)).until(() -> g.activeRequests() == 1);
         CompletableFuture<Void> closed = g.shutdown();
-        assertThat(f.get(5000)).isEqualTo("slept");
-        closed.get(5, TimeUnit.SECONDS);
+        assertThat(f.get(15_000)).isEqualTo("slept");
+        closed.get(15, TimeUnit.SECONDS);
         assertThat(g.activeRequests()).isZero();
     }
 
