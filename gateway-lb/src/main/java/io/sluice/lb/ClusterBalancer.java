@@ -76,6 +76,7 @@ public final class ClusterBalancer implements AutoCloseable {
     private final SplittableRandom buildRandom;
     private final ThreadRandom pickRandom;
     private final OutlierDetector outlier;
+    private final HealthCheckHub healthChecks;
     private final AtomicBoolean panic = new AtomicBoolean();
     private final WarmUpGrid grid = new WarmUpGrid();
     /** The pending warm-up task (advances the grid, ends windows); NOOP while nothing warms up. Guarded by this. */
@@ -96,6 +97,7 @@ public final class ClusterBalancer implements AutoCloseable {
         this.listener = context.listener();
         this.buildRandom = new SplittableRandom(context.random().nextLong());
         this.pickRandom = new ThreadRandom(context.random().nextLong());
+        this.healthChecks = context.healthChecks() != null ? context.healthChecks() : new HealthCheckHub();
         this.outlier = new OutlierDetector(null, scheduler, new OutlierDetector.Sink() {
             @Override
             public void ejected(Host host, long durationNanos, int ejections, String reason) {
@@ -276,7 +278,7 @@ public final class ClusterBalancer implements AutoCloseable {
             if (checker != null) {
                 checker.close();
             }
-            checker = new HealthChecker(c.healthCheck(), probe, scheduler, pickRandom, this::healthChanged);
+            checker = new HealthChecker(c.healthCheck(), probe, scheduler, pickRandom, healthChecks, this::healthChanged);
         }
         checker.hosts(newHosts);
     }

@@ -26,6 +26,7 @@ import io.sluice.core.config.ListenerConfig;
 import io.sluice.core.config.Protocol;
 import io.sluice.core.time.Ticker;
 import io.sluice.lb.ClusterBalancer;
+import io.sluice.lb.HealthCheckHub;
 import io.sluice.lb.LbContext;
 import io.sluice.server.accesslog.AccessLog;
 import io.sluice.server.admin.AdminHandler;
@@ -102,6 +103,8 @@ public final class Gateway implements AutoCloseable {
     private final List<Meter> gatewayMeters = new ArrayList<>();
     private final AtomicLong configVersion = new AtomicLong(1);
     private NettyHealthProbes probes;
+    /** Probing loops shared by all clusters: an address listed by several clusters with the same check is probed once. */
+    private final HealthCheckHub healthChecks = new HealthCheckHub();
     private ClusterEvents events;
     private Counter reloadSuccesses;
     private Counter reloadFailures;
@@ -186,7 +189,7 @@ public final class Gateway implements AutoCloseable {
     /** A balancer wired like every other (probes, state-change events, gauges). Caller holds the lock. */
     private ClusterBalancer newBalancer(ClusterConfig c) {
         LbContext ctx = new LbContext(new EventLoopScheduler(workers.next(), ticker), random)
-                .withProbes(probes).withListener(events);
+                .withProbes(probes).withListener(events).withHealthChecks(healthChecks);
         ClusterBalancer balancer = ClusterBalancer.create(c, ctx);
         List<Meter> meters = new ArrayList<>();
         meters.add(Gauge.builder("sluice.cluster.hosts.available", balancer,
