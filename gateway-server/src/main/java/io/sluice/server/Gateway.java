@@ -37,6 +37,7 @@ import io.sluice.server.http.HttpListenerContext;
 import io.sluice.server.http.HttpServerInitializer;
 import io.sluice.server.health.NettyHealthProbes;
 import io.sluice.server.metrics.ClusterEvents;
+import io.sluice.server.metrics.HostGauges;
 import io.sluice.server.metrics.ListenerMetrics;
 import io.sluice.server.route.RouteTable;
 import io.sluice.server.transport.EventLoopScheduler;
@@ -105,6 +106,7 @@ public final class Gateway implements AutoCloseable {
     private NettyHealthProbes probes;
     /** Probing loops shared by all clusters: an address listed by several clusters with the same check is probed once. */
     private final HealthCheckHub healthChecks = new HealthCheckHub();
+    private HostGauges hostGauges;
     private ClusterEvents events;
     private Counter reloadSuccesses;
     private Counter reloadFailures;
@@ -138,6 +140,7 @@ public final class Gateway implements AutoCloseable {
         workers = transport.newGroup(threads, "sluice-worker");
         CompletableFuture<Gateway> result = new CompletableFuture<>();
         probes = new NettyHealthProbes(workers, transport);
+        hostGauges = new HostGauges(registry);
         accessLog = AccessLog.open(config.accessLog(), registry);
         events = new ClusterEvents(registry, host -> {
             for (java.util.function.Consumer<Host> hook : unavailableHooks) {
@@ -201,6 +204,7 @@ public final class Gateway implements AutoCloseable {
         meters.add(Gauge.builder("sluice.cluster.panic", balancer, b -> b.panicking() ? 1 : 0)
                 .tags("cluster", c.name()).description("1 while the cluster balances over all hosts").register(registry));
         clusterMeters.put(c.name(), meters);
+        hostGauges.sync(balancer);
         return balancer;
     }
 
@@ -210,6 +214,7 @@ public final class Gateway implements AutoCloseable {
         if (meters != null) {
             meters.forEach(registry::remove);
         }
+        hostGauges.remove(name);
     }
 
     /** Binds a data-path listener: accepts on the boss loop, serves on the workers. */
@@ -372,6 +377,7 @@ public final class Gateway implements AutoCloseable {
                 updated.add(c.name());
             } else {
                 b.update(c);
+                hostGauges.sync(b);
                 next.put(c.name(), b);
                 updated.add(c.name());
             }
