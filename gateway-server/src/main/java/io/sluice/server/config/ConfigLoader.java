@@ -402,8 +402,9 @@ public final class ConfigLoader {
         Duration base = o.duration("base_ejection_time", d.baseEjectionTime());
         Duration max = o.duration("max_ejection_time", d.maxEjectionTime());
         int percent = o.integer("max_ejection_percent", d.maxEjectionPercent());
+        Duration decay = o.duration("ejection_decay", null);
         o.finish();
-        return build(o.path(), () -> new OutlierConfig(failures, count5xx, base, max, percent));
+        return build(o.path(), () -> new OutlierConfig(failures, count5xx, base, max, percent, decay));
     }
 
     private static AdminConfig admin(JsonObject o) {

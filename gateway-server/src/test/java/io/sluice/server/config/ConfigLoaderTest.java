@@ -245,4 +245,18 @@ class ConfigLoaderTest {
                 .startsWith("$.cluster_manager.clusters[0].slow_start.min_weight_percent: 0.01 (1 %) in cluster \"c\"");
         assertThat(error(mosn.replace("0.01", "0"))).startsWith("$.cluster_manager.clusters[0].slow_start.min_weight_percent:");
     }
+
+    @Test
+    void outlierEjectionDecayDefaultsToTheBaseTimeAndMustBePositive() {
+        String json = """
+                {"listeners": [{"name": "web", "port": 8080, "routes": [{"cluster": "api"}]}],
+                 "clusters": [{"name": "api", "hosts": ["127.0.0.1:9001"],
+                               "outlier": {"base_ejection_time": "20s"}}]}""";
+        assertThat(ConfigLoader.parse(json, "t.json").config().cluster("api").outlier().ejectionDecay())
+                .isEqualTo(java.time.Duration.ofSeconds(20));
+        String withDecay = json.replace("\"20s\"}", "\"20s\", \"ejection_decay\": \"2m\"}");
+        assertThat(ConfigLoader.parse(withDecay, "t.json").config().cluster("api").outlier().ejectionDecay())
+                .isEqualTo(java.time.Duration.ofMinutes(2));
+        assertThat(error(withDecay.replace("\"2m\"", "\"0s\""))).startsWith("$.clusters[0].outlier.ejection_decay:");
+    }
 }
