@@ -23,6 +23,7 @@ public final class BenchMain {
               bolt-server --port N           demo Bolt backend (real bolt RpcServer) answering sofaload's request
               count --port 2046 --total 100  sends requests through the gateway, prints 'port:  8080 count:  17'
               perf-report [--baseline T] DIR turns a scenario script's runs.tsv into summary.md and chart.png
+              pick-cpu                       CPU time per load-balancer pick (EdfPickBenchmark's setup, 1 thread)
             """;
 
     private BenchMain() {
@@ -42,6 +43,7 @@ public final class BenchMain {
             case "count" -> SlowStartDemo.count(rest);
             case "bolt-server" -> SlowStartDemo.boltServer(rest);
             case "perf-report" -> io.sluice.bench.report.PerfReport.main(rest);
+            case "pick-cpu" -> io.sluice.bench.lb.PickCpu.main(rest);
             default -> {
                 System.err.println("unknown tool: " + args[0]);
                 System.err.print(USAGE);

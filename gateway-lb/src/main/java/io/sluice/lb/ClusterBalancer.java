@@ -76,8 +76,12 @@ public final class ClusterBalancer implements AutoCloseable {
     private final SplittableRandom buildRandom;
     private final ThreadRandom pickRandom;
     private final OutlierDetector outlier;
+    private final HealthCheckHub healthChecks;
     private final AtomicBoolean panic = new AtomicBoolean();
-    private final Map<Host, Cancellable> warmUpEnds = new HashMap<>();
+    private final WarmUpGrid grid = new WarmUpGrid();
+    /** The pending warm-up task (advances the grid, ends windows); NOOP while nothing warms up. Guarded by this. */
+    private Cancellable warmUpTask = Cancellable.NOOP;
+    private long warmUpTaskDue;
 
     private volatile ClusterConfig config;
     private volatile List<Host> hosts = List.of();
@@ -93,6 +97,7 @@ public final class ClusterBalancer implements AutoCloseable {
         this.listener = context.listener();
         this.buildRandom = new SplittableRandom(context.random().nextLong());
         this.pickRandom = new ThreadRandom(context.random().nextLong());
+        this.healthChecks = context.healthChecks() != null ? context.healthChecks() : new HealthCheckHub();
         this.outlier = new OutlierDetector(null, scheduler, new OutlierDetector.Sink() {
             @Override
             public void ejected(Host host, long durationNanos, int ejections, String reason) {
@@ -213,11 +218,10 @@ public final class ClusterBalancer implements AutoCloseable {
                 fresh.add(added);
             }
         }
-        for (Host gone : old.values()) {
-            warmUpEnds.getOrDefault(gone, Cancellable.NOOP).cancel();
-            warmUpEnds.remove(gone);
-        }
         install(newConfig, List.copyOf(fresh));
+        if (warmUpTask != Cancellable.NOOP) {
+            scheduleWarmUpTask(0); // the window may have shrunk, or slow start been switched off
+        }
     }
 
     /** Stops health checks and timers. Picking keeps working on the last snapshot. */
@@ -229,10 +233,8 @@ public final class ClusterBalancer implements AutoCloseable {
             checker = null;
         }
         outlier.close();
-        for (Cancellable c : warmUpEnds.values()) {
-            c.cancel();
-        }
-        warmUpEnds.clear();
+        warmUpTask.cancel();
+        warmUpTask = Cancellable.NOOP;
     }
 
     /** How many times outlier detection has ejected {@code host}. */
@@ -276,7 +278,7 @@ public final class ClusterBalancer implements AutoCloseable {
             if (checker != null) {
                 checker.close();
             }
-            checker = new HealthChecker(c.healthCheck(), probe, scheduler, pickRandom, this::healthChanged);
+            checker = new HealthChecker(c.healthCheck(), probe, scheduler, pickRandom, healthChecks, this::healthChanged);
         }
         checker.hosts(newHosts);
     }
@@ -299,33 +301,64 @@ public final class ClusterBalancer implements AutoCloseable {
         }
     }
 
-    /** Stamps T0 and schedules the end of the window; returns 0 if slow start is off. Caller holds the lock (or owns the host). */
+    /** Stamps T0 and makes sure the warm-up task runs; returns 0 if slow start is off. Caller holds the lock. */
     private long beginWarmUp(Host host, long now, SlowStartConfig ss) {
         if (ss == null || !ss.enabled()) {
             return 0;
         }
         host.warmStartNanos(now);
-        Cancellable previous = warmUpEnds.put(host, scheduler.schedule(() -> endWarmUp(host, now), ss.window().toNanos()));
-        if (previous != null) {
-            previous.cancel();
+        if (warmUpTask == Cancellable.NOOP) {
+            scheduleWarmUpTask(WarmUpGrid.stepNanos(ss.window().toNanos()));
         }
         return 1;
     }
 
-    private synchronized void endWarmUp(Host host, long t0) {
-        if (closed || host.warmStartNanos() != t0) {
+    /** (Re)schedules the warm-up task {@code delay} from now unless it is due earlier already. Caller holds the lock. */
+    private void scheduleWarmUpTask(long delay) {
+        long due = ticker.nanoTime() + delay;
+        if (closed || (warmUpTask != Cancellable.NOOP && warmUpTaskDue - due <= 0)) {
             return;
         }
+        warmUpTask.cancel();
+        warmUpTaskDue = due;
+        warmUpTask = scheduler.schedule(this::warmUpTick, delay);
+    }
+
+    /**
+     * The one periodic task of slow start, running while a host warms up: advances the grid (pickers
+     * then re-evaluate warming weights), ends the warm-up of hosts whose window has passed (and
+     * rebuilds the picker, so no stale slow-start deadline survives, spec §3.7), and runs again after
+     * one grid step or at the next window end, whichever is first.
+     */
+    private synchronized void warmUpTick() {
+        warmUpTask = Cancellable.NOOP;
+        if (closed) {
+            return;
+        }
+        grid.advance();
         SlowStartConfig ss = enabledSlowStart(config);
-        long left = ss == null ? 0 : ss.window().toNanos() - (ticker.nanoTime() - t0);
-        if (left > 0) { // the window grew on reload
-            warmUpEnds.put(host, scheduler.schedule(() -> endWarmUp(host, t0), left));
-            return;
+        long window = ss == null ? 0 : ss.window().toNanos();
+        long now = ticker.nanoTime();
+        long next = Long.MAX_VALUE;
+        boolean ended = false;
+        for (Host h : hosts) {
+            long t0 = h.warmStartNanos();
+            if (t0 == Host.NOT_WARMING) {
+                continue;
+            }
+            long left = window - (now - t0);
+            if (left <= 0) {
+                h.warmStartNanos(Host.NOT_WARMING);
+                ended = true;
+            } else {
+                next = Math.min(next, left);
+            }
         }
-        warmUpEnds.remove(host);
-        host.warmStartNanos(Host.NOT_WARMING);
-        if (hosts.contains(host) && usesEdf(config.lb())) {
+        if (ended && usesEdf(config.lb())) {
             rebuildPicker();
+        }
+        if (next != Long.MAX_VALUE) {
+            scheduleWarmUpTask(Math.min(next, WarmUpGrid.stepNanos(window)));
         }
     }
 
@@ -351,10 +384,10 @@ public final class ClusterBalancer implements AutoCloseable {
             case ROUND_ROBIN -> new RoundRobinPicker(arr, pre);
             case RANDOM -> new RandomPicker(arr, base, ss, ticker, pickRandom);
             case WEIGHTED_ROUND_ROBIN -> edf
-                    ? new EdfPicker(arr, base, ss, 0, ticker, pre)
+                    ? new EdfPicker(arr, base, ss, 0, ticker, grid, pre)
                     : new RoundRobinPicker(arr, pre);
             case LEAST_REQUEST -> edf
-                    ? new EdfPicker(arr, base, ss, c.activeRequestBias(), ticker, pre)
+                    ? new EdfPicker(arr, base, ss, c.activeRequestBias(), ticker, grid, pre)
                     : new LeastRequestPicker(arr, c.leastRequestChoices(), pickRandom);
         };
     }

@@ -18,9 +18,11 @@ import java.util.random.RandomGenerator;
  *                  all start on the same host ({@link PrePicks#RANDOM} by default, {@link PrePicks#NONE} in tests)
  * @param probes    creates the health probe of clusters that configure a health check; null = none available
  * @param listener  told about health changes, ejections, returns and panic mode (log lines and metrics)
+ * @param healthChecks the probing loops shared by the balancers of one gateway (a host listed by several
+ *                  clusters with the same health-check settings is probed once); null = a private hub per balancer
  */
 public record LbContext(Scheduler scheduler, RandomGenerator random, PrePicks prePicks,
-                        HealthProbe.Factory probes, ClusterBalancer.Listener listener) {
+                        HealthProbe.Factory probes, ClusterBalancer.Listener listener, HealthCheckHub healthChecks) {
 
     public LbContext {
         Objects.requireNonNull(scheduler, "scheduler");
@@ -31,7 +33,7 @@ public record LbContext(Scheduler scheduler, RandomGenerator random, PrePicks pr
 
     /** Random pre-picks, no probes, no listener. */
     public LbContext(Scheduler scheduler, RandomGenerator random) {
-        this(scheduler, random, PrePicks.RANDOM, null, null);
+        this(scheduler, random, PrePicks.RANDOM, null, null, null);
     }
 
     /** Production convenience: an unseeded {@link SplittableRandom}, random pre-picks, no probes, no listener. */
@@ -40,15 +42,20 @@ public record LbContext(Scheduler scheduler, RandomGenerator random, PrePicks pr
     }
 
     public LbContext withPrePicks(PrePicks p) {
-        return new LbContext(scheduler, random, p, probes, listener);
+        return new LbContext(scheduler, random, p, probes, listener, healthChecks);
     }
 
     public LbContext withProbes(HealthProbe.Factory f) {
-        return new LbContext(scheduler, random, prePicks, f, listener);
+        return new LbContext(scheduler, random, prePicks, f, listener, healthChecks);
     }
 
     public LbContext withListener(ClusterBalancer.Listener l) {
-        return new LbContext(scheduler, random, prePicks, probes, l);
+        return new LbContext(scheduler, random, prePicks, probes, l, healthChecks);
+    }
+
+    /** Shares probing loops with every other balancer built with the same hub. */
+    public LbContext withHealthChecks(HealthCheckHub hub) {
+        return new LbContext(scheduler, random, prePicks, probes, listener, hub);
     }
 
     /** How many initial throw-away picks a freshly built scheduler makes. */

@@ -16,7 +16,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * reset, timeout, and 5xx when {@code count5xx}) eject a host for {@code base × ejections} (capped
  * at {@code maxEjectionTime}), while at most {@code maxEjectionPercent} of the hosts (at least one,
  * unless the percentage is 0) are ejected at once. The host returns when the time is up; the
- * {@link Sink} then starts its warm-up. Counting is lock-free; ejecting and returning take a lock.
+ * {@link Sink} then starts its warm-up. The ejection count decays: it drops by one for every
+ * {@code ejectionDecay} the host has served since it returned (or since the last decay step) without
+ * being ejected again — applied lazily, when the count is next used. Counting is lock-free;
+ * ejecting and returning take a lock.
  */
 final class OutlierDetector implements AutoCloseable {
 
@@ -98,11 +101,13 @@ final class OutlierDetector implements AutoCloseable {
             if (ejectedNow >= allowed) {
                 return;
             }
+            long now = scheduler.ticker().nanoTime();
+            decay(s, cfg, now);
             count = ++s.ejections;
             long base = cfg.baseEjectionTime().toNanos();
             long max = cfg.maxEjectionTime().toNanos();
             duration = base > max / count ? max : Math.min(max, base * count);
-            host.eject(scheduler.ticker().nanoTime() + duration);
+            host.eject(now + duration);
             s.returnTask = scheduler.schedule(() -> giveBack(host, s), duration);
         }
         sink.ejected(host, duration, count, cfg.consecutiveFailures() + " consecutive failures, last " + outcome);
@@ -115,19 +120,37 @@ final class OutlierDetector implements AutoCloseable {
             }
             host.uneject();
             s.consecutive.set(0);
+            s.inServiceSince = scheduler.ticker().nanoTime();
             s.returnTask = Cancellable.NOOP;
         }
         sink.returned(host);
     }
 
-    /** How many times {@code host} has been ejected (0 if unknown). */
+    /** The ejection count of {@code host} that multiplies its next ejection time, after decay (0 if unknown). */
     int ejections(Host host) {
         State s = states.get(host);
         if (s == null) {
             return 0;
         }
         synchronized (this) {
+            OutlierConfig cfg = config;
+            if (cfg != null && !host.ejected()) {
+                decay(s, cfg, scheduler.ticker().nanoTime());
+            }
             return s.ejections;
+        }
+    }
+
+    /** Forgives one ejection per whole {@code ejectionDecay} in service since the last return or decay step. Caller holds the lock. */
+    private static void decay(State s, OutlierConfig cfg, long now) {
+        if (s.ejections == 0) {
+            return;
+        }
+        long step = cfg.ejectionDecay().toNanos();
+        long steps = (now - s.inServiceSince) / step;
+        if (steps > 0) {
+            s.ejections = (int) Math.max(0, s.ejections - steps);
+            s.inServiceSince = s.ejections == 0 ? now : s.inServiceSince + steps * step;
         }
     }
 
@@ -142,6 +165,8 @@ final class OutlierDetector implements AutoCloseable {
     private static final class State {
         final AtomicInteger consecutive = new AtomicInteger();
         int ejections;
+        /** When the host last returned from ejection, advanced by each decay step. */
+        long inServiceSince;
         Cancellable returnTask = Cancellable.NOOP;
     }
 }

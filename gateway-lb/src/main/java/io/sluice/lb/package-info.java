@@ -5,10 +5,10 @@
  * transport behind {@link io.sluice.lb.HealthProbe}) and passive outlier ejection. Depends on
  * gateway-core and the JDK only.
  *
- * <p>Pick cost, measured with the opt-in {@code PickCostCheck} test (not JMH; a 2-core machine shared
- * with other builds, load average ≈ 3, so treat as an upper bound): single thread, weighted round
- * robin with slow start on, about 70–130 ns at 3 hosts and 130–185 ns at 1000 hosts; with 2–4 threads
- * contending for the one scheduler lock on 2 busy cores, 0.2–1.7 µs wall time per pick per thread.
- * The JMH matrix in gateway-bench is the reference.
+ * <p>Pick cost: one shared EDF scheduler per cluster under a short lock; a pick re-queues the host
+ * in a heap packed into one {@code long[]} and reads its cached effective weight (slow-start factors
+ * are refreshed on the cluster's warm-up grid, not per pick), allocating nothing. Measured figures,
+ * commands and the before/after comparison are in {@code docs/perf/2026-11-23-edf-pick/}; the
+ * opt-in {@code PickCostCheck} test gives a rough JMH-free look.
  */
 package io.sluice.lb;

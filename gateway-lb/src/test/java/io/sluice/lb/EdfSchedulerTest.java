@@ -63,4 +63,13 @@ class EdfSchedulerTest {
         picks(s, w, 4000).forEach(i -> c[i]++);
         assertThat(c).containsExactly(1000, 3000);
     }
+
+    @Test
+    void renumberingSequenceNumbersKeepsTheOrderOfTies() {
+        double[] w = {1, 2, 3, 2, 1, 6};
+        EdfScheduler fresh = new EdfScheduler(w);
+        EdfScheduler old = new EdfScheduler(w, EdfScheduler.SEQ_LIMIT - 20); // renumbers after about 14 picks
+        assertThat(picks(old, w, 600)).isEqualTo(picks(fresh, w, 600));
+        assertThat(old.counter()).isLessThan(1000);
+    }
 }

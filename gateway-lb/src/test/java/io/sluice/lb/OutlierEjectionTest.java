@@ -127,4 +127,38 @@ class OutlierEjectionTest {
         b.onOutcome(h, Outcome.RESET);
         assertThat(h.ejected()).isFalse(); // off
     }
+
+    @Test
+    void theEjectionMultiplierDecaysWhileTheHostServesWell() {
+        // base 10 s, max 100 s, one ejection forgiven per 60 s in service
+        ClusterBalancer b = balancer(2, new OutlierConfig(1, true, Duration.ofSeconds(10), Duration.ofSeconds(100), 100,
+                Duration.ofSeconds(60)));
+        Host h = b.hosts().get(0);
+        for (int k = 1; k <= 3; k++) { // ejected for 10, 20, 30 s, each time right after returning
+            b.onOutcome(h, Outcome.RESET);
+            assertThat(h.ejectedUntilNanos() - clock.nanoTime()).isEqualTo(Duration.ofSeconds(10L * k).toNanos());
+            clock.advance(Duration.ofSeconds(10L * k));
+            assertThat(h.ejected()).isFalse();
+        }
+        assertThat(b.ejections(h)).isEqualTo(3);
+        clock.advance(Duration.ofSeconds(59));
+        assertThat(b.ejections(h)).isEqualTo(3); // not a whole decay step yet
+        clock.advance(Duration.ofSeconds(1));
+        assertThat(b.ejections(h)).isEqualTo(2);
+        b.onOutcome(h, Outcome.RESET); // count 2 + 1: 30 s instead of 40 s
+        assertThat(h.ejectedUntilNanos() - clock.nanoTime()).isEqualTo(Duration.ofSeconds(30).toNanos());
+        clock.advance(Duration.ofSeconds(30));
+        clock.advance(Duration.ofSeconds(60 * 3 + 30)); // three whole steps in service: 3 -> 0
+        assertThat(b.ejections(h)).isZero();
+        b.onOutcome(h, Outcome.RESET);
+        assertThat(h.ejectedUntilNanos() - clock.nanoTime()).isEqualTo(Duration.ofSeconds(10).toNanos()); // base again
+        assertThat(b.ejections(h)).isEqualTo(1);
+    }
+
+    @Test
+    void decayDefaultsToTheBaseEjectionTime() {
+        assertThat(new OutlierConfig(3, true, Duration.ofSeconds(7), Duration.ofSeconds(70), 10).ejectionDecay())
+                .isEqualTo(Duration.ofSeconds(7));
+        assertThat(OutlierConfig.defaults().ejectionDecay()).isEqualTo(Duration.ofSeconds(30));
+    }
 }

@@ -25,6 +25,7 @@ import io.sluice.core.config.ListenerConfig;
 import io.sluice.core.config.Protocol;
 import io.sluice.core.time.Ticker;
 import io.sluice.lb.ClusterBalancer;
+import io.sluice.lb.HealthCheckHub;
 import io.sluice.lb.LbContext;
 import io.sluice.server.accesslog.AccessLog;
 import io.sluice.server.admin.AdminHandler;
@@ -41,6 +42,7 @@ import io.sluice.server.config.ConfigJson;
 import io.sluice.lb.HealthProbe;
 import io.micrometer.core.instrument.config.MeterFilter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.sluice.server.metrics.HostGauges;
 import io.sluice.server.metrics.ListenerMetrics;
 import io.sluice.server.route.RouteTable;
 import io.sluice.server.transport.EventLoopScheduler;
@@ -110,6 +112,9 @@ public final class Gateway implements AutoCloseable {
     private final boolean ownRegistry;
     private GatewayMetrics metrics;
     private NettyHealthProbes probes;
+    /** Probing loops shared by all clusters: an address listed by several clusters with the same check is probed once. */
+    private final HealthCheckHub healthChecks = new HealthCheckHub();
+    private HostGauges hostGauges;
     private ClusterEvents events;
     private final long createdNanos;
     private volatile long startedMillis;
@@ -155,6 +160,7 @@ public final class Gateway implements AutoCloseable {
         workers = transport.newGroup(threads, "sluice-worker");
         CompletableFuture<Gateway> result = new CompletableFuture<>();
         probes = new NettyHealthProbes(workers, transport);
+        hostGauges = new HostGauges(registry);
         accessLog = AccessLog.open(config.accessLog(), registry);
         events = new ClusterEvents(registry, host -> {
             for (java.util.function.Consumer<Host> hook : unavailableHooks) {
@@ -205,7 +211,7 @@ public final class Gateway implements AutoCloseable {
     /** A balancer wired like every other (probes, state-change events, gauges). Caller holds the lock. */
     private ClusterBalancer newBalancer(ClusterConfig c) {
         LbContext ctx = new LbContext(new EventLoopScheduler(workers.next(), ticker), random)
-                .withProbes(this::countedProbe).withListener(events);
+                .withProbes(this::countedProbe).withListener(events).withHealthChecks(healthChecks);
         ClusterBalancer balancer = ClusterBalancer.create(c, ctx);
         metrics.addCluster(balancer);
         List<Meter> meters = new ArrayList<>();
@@ -218,6 +224,7 @@ public final class Gateway implements AutoCloseable {
         meters.add(Gauge.builder("sluice.cluster.panic", balancer, b -> b.panicking() ? 1 : 0)
                 .tags("cluster", c.name()).description("1 while the cluster balances over all hosts").register(registry));
         clusterMeters.put(c.name(), meters);
+        hostGauges.sync(balancer);
         return balancer;
     }
 
@@ -240,6 +247,7 @@ public final class Gateway implements AutoCloseable {
         if (meters != null) {
             meters.forEach(registry::remove);
         }
+        hostGauges.remove(name);
     }
 
     /** Binds a data-path listener: accepts on the boss loop, serves on the workers. */
@@ -483,6 +491,7 @@ public final class Gateway implements AutoCloseable {
                 updated.add(c.name());
             } else {
                 b.update(c);
+                hostGauges.sync(b);
                 next.put(c.name(), b);
                 updated.add(c.name());
             }

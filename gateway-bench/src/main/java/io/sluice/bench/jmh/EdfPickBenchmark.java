@@ -21,6 +21,7 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Threads;
 import org.openjdk.jmh.annotations.Warmup;
 
 import java.time.Duration;
@@ -30,11 +31,12 @@ import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One pick of the cluster's shared EDF scheduler: 3, 100 and 1000 hosts with distinct weights,
- * with every host warming up (slow start recomputes weights on each re-queue) or none. Run with
- * {@code -t 1}, {@code -t 2}, {@code -t 4} to see the cost of sharing one scheduler per cluster.
+ * One pick of the cluster's shared EDF scheduler: 3, 100 and 1000 hosts with weights 1..7, with
+ * every host warming up (slow start re-evaluates weights on re-queue) or none, from 1, 2 and 4
+ * threads at once ({@code pick1t}, {@code pick2t}, {@code pick4t}: the cost of sharing one
+ * scheduler per cluster). Scores are average time per pick <em>per thread</em>.
  *
- * <p>{@code java -jar gateway-bench/target/benchmarks.jar jmh EdfPickBenchmark -t 1}
+ * <p>{@code java -jar gateway-bench/target/benchmarks.jar jmh EdfPickBenchmark -wi 3 -i 5 -f 1 -prof gc}
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -77,7 +79,20 @@ public class EdfPickBenchmark {
     }
 
     @Benchmark
-    public Host pick() {
+    @Threads(1)
+    public Host pick1t() {
+        return balancer.pick();
+    }
+
+    @Benchmark
+    @Threads(2)
+    public Host pick2t() {
+        return balancer.pick();
+    }
+
+    @Benchmark
+    @Threads(4)
+    public Host pick4t() {
         return balancer.pick();
     }
 }

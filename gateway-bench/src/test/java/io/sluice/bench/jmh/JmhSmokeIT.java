@@ -39,12 +39,11 @@ class JmhSmokeIT {
     @Test
     void edfPickRuns() throws Exception {
         Options opts = new OptionsBuilder()
-                .include(EdfPickBenchmark.class.getName() + ".pick")
+                .include(EdfPickBenchmark.class.getName() + ".pick2t")
                 .param("hosts", "100")
                 .forks(0)
                 .warmupIterations(0)
                 .measurementIterations(1).measurementTime(TimeValue.milliseconds(200))
-                .threads(2)
                 .shouldFailOnError(true)
                 .build();
         Collection<RunResult> results = new Runner(opts).run();

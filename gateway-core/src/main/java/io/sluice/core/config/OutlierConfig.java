@@ -6,10 +6,14 @@ import java.time.Duration;
  * Passive outlier ejection: a host that fails {@code consecutiveFailures} requests in a row
  * (connect failures, resets, timeouts, and 5xx when {@code count5xx}) is ejected for
  * {@code baseEjectionTime × ejections} (capped at {@code maxEjectionTime}); at most
- * {@code maxEjectionPercent} of a cluster's hosts are ejected at once.
+ * {@code maxEjectionPercent} of a cluster's hosts are ejected at once. The count of ejections that
+ * multiplies the time drops by one for every {@code ejectionDecay} the host serves without being
+ * ejected (like Envoy's backoff decay), so a host that misbehaved once long ago starts again at base.
+ *
+ * @param ejectionDecay null = {@code baseEjectionTime}
  */
 public record OutlierConfig(int consecutiveFailures, boolean count5xx, Duration baseEjectionTime,
-                            Duration maxEjectionTime, int maxEjectionPercent) {
+                            Duration maxEjectionTime, int maxEjectionPercent, Duration ejectionDecay) {
 
     public OutlierConfig {
         Checks.range("consecutive_failures", consecutiveFailures, 1, 1_000_000);
@@ -20,9 +24,17 @@ public record OutlierConfig(int consecutiveFailures, boolean count5xx, Duration 
                     "a duration >= base_ejection_time (" + DurationFormat.format(baseEjectionTime) + ")");
         }
         Checks.range("max_ejection_percent", maxEjectionPercent, 0, 100);
+        ejectionDecay = ejectionDecay == null ? baseEjectionTime : ejectionDecay;
+        Checks.positive("ejection_decay", ejectionDecay);
     }
 
-    /** Defaults: 5 consecutive failures, 5xx counted, 30s base, 300s max, at most 10% (at least one host). */
+    /** With the default decay (one ejection forgiven per {@code baseEjectionTime} in service). */
+    public OutlierConfig(int consecutiveFailures, boolean count5xx, Duration baseEjectionTime, Duration maxEjectionTime,
+                         int maxEjectionPercent) {
+        this(consecutiveFailures, count5xx, baseEjectionTime, maxEjectionTime, maxEjectionPercent, null);
+    }
+
+    /** Defaults: 5 consecutive failures, 5xx counted, 30s base, 300s max, at most 10% (at least one host), decay = base. */
     public static OutlierConfig defaults() {
         return new OutlierConfig(5, true, Duration.ofSeconds(30), Duration.ofSeconds(300), 10);
     }

@@ -176,7 +176,7 @@ public final class ConfigJson {
         if (out != null) {
             o.putObject("outlier").put("consecutive_failures", out.consecutiveFailures()).put("count_5xx", out.count5xx())
                     .put("base_ejection_time", d(out.baseEjectionTime())).put("max_ejection_time", d(out.maxEjectionTime()))
-                    .put("max_ejection_percent", out.maxEjectionPercent());
+                    .put("max_ejection_percent", out.maxEjectionPercent()).put("ejection_decay", d(out.ejectionDecay()));
         }
         o.put("panic_threshold", c.panicThreshold()).put("warm_up_at_boot", c.warmUpAtBoot())
                 .put("least_request_choices", c.leastRequestChoices()).put("active_request_bias", c.activeRequestBias());

@@ -86,12 +86,42 @@ public final class ConfigLoader {
         if (root == null || root.isMissingNode()) {
             throw new ConfigException("$", source, "a JSON object, not an empty file");
         }
+        List<String> warnings = new ArrayList<>();
         if (root.has("servers") || root.has("cluster_manager")) {
-            List<String> warnings = new ArrayList<>();
-            return new LoadedConfig(MosnFormat.read(JsonObject.of(root, "$"), warnings), LoadedConfig.Format.MOSN,
-                    List.copyOf(warnings));
+            GatewayConfig config = MosnFormat.read(JsonObject.of(root, "$"), warnings);
+            warnLowMinWeight(config, "$.cluster_manager.clusters", true, warnings);
+            return new LoadedConfig(config, LoadedConfig.Format.MOSN, List.copyOf(warnings));
         }
-        return new LoadedConfig(readNative(JsonObject.of(root, "$")), LoadedConfig.Format.NATIVE, List.of());
+        GatewayConfig config = readNative(JsonObject.of(root, "$"));
+        warnLowMinWeight(config, "$.clusters", false, warnings);
+        return new LoadedConfig(config, LoadedConfig.Format.NATIVE, List.copyOf(warnings));
+    }
+
+    private static String number(double v) {
+        return java.math.BigDecimal.valueOf(v).round(new java.math.MathContext(6)).stripTrailingZeros().toPlainString();
+    }
+
+    /** A slow-start floor under this fraction is allowed but warned about. */
+    static final double LOW_MIN_WEIGHT = 0.05;
+
+    /**
+     * Warns about slow-start floors below 5 %: a warming host is queued {@code 1 / (floor × weight)}
+     * virtual time units ahead and only re-evaluated when reached, so with many peers it can get no
+     * traffic for long, even past its window (Envoy #19526, #29259). 0 is rejected by the record.
+     */
+    private static void warnLowMinWeight(GatewayConfig config, String clustersPath, boolean fraction, List<String> warnings) {
+        List<ClusterConfig> clusters = config.clusters();
+        for (int i = 0; i < clusters.size(); i++) {
+            ClusterConfig c = clusters.get(i);
+            SlowStartConfig ss = c.slowStart();
+            if (ss != null && ss.minWeight() < LOW_MIN_WEIGHT) {
+                String pct = number(ss.minWeight() * 100);
+                warnings.add(clustersPath + "[" + i + "].slow_start.min_weight_percent: "
+                        + (fraction ? number(ss.minWeight()) + " (" + pct + " %)" : pct)
+                        + " in cluster \"" + c.name() + "\" is below 5 %: a warming host may get no traffic for long,"
+                        + " even after its window (Envoy #19526, #29259); 10 % is the default");
+            }
+        }
     }
 
     /** Runs a record constructor, placing its relative error paths under {@code at}. */
@@ -374,8 +404,9 @@ public final class ConfigLoader {
         Duration base = o.duration("base_ejection_time", d.baseEjectionTime());
         Duration max = o.duration("max_ejection_time", d.maxEjectionTime());
         int percent = o.integer("max_ejection_percent", d.maxEjectionPercent());
+        Duration decay = o.duration("ejection_decay", null);
         o.finish();
-        return build(o.path(), () -> new OutlierConfig(failures, count5xx, base, max, percent));
+        return build(o.path(), () -> new OutlierConfig(failures, count5xx, base, max, percent, decay));
     }
 
     private static AdminConfig admin(JsonObject o) {

@@ -234,4 +234,49 @@ class ConfigLoaderTest {
         assertThatThrownBy(() -> ConfigLoader.load(Path.of("does-not-exist.json")))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("does-not-exist.json");
     }
+
+    @Test
+    void slowStartFloorOfZeroIsRejectedAndAFloorBelowFivePercentIsWarnedAbout() {
+        String json = """
+                {"listeners": [{"name": "web", "port": 8080, "routes": [{"cluster": "api"}]}],
+                 "clusters": [{"name": "ok", "hosts": ["127.0.0.1:9000"], "slow_start": {"window": "30s"}},
+                              {"name": "api", "hosts": ["127.0.0.1:9001"],
+                               "slow_start": {"window": "30s", "min_weight_percent": 2}}]}""";
+        LoadedConfig loaded = ConfigLoader.parse(json, "t.json");
+        assertThat(loaded.warnings()).containsExactly("$.clusters[1].slow_start.min_weight_percent: 2 in cluster \"api\""
+                + " is below 5 %: a warming host may get no traffic for long, even after its window"
+                + " (Envoy #19526, #29259); 10 % is the default");
+        assertThat(loaded.config().cluster("api").slowStart().minWeight()).isEqualTo(0.02);
+        assertThat(ConfigLoader.parse(json.replace("\"min_weight_percent\": 2", "\"min_weight_percent\": 5"), "t.json")
+                .warnings()).isEmpty();
+        assertThat(error(json.replace("\"min_weight_percent\": 2", "\"min_weight_percent\": 0")))
+                .startsWith("$.clusters[1].slow_start.min_weight_percent:").contains("0", "Envoy #19526");
+
+        String mosn = """
+                {"servers": [{"listeners": [{"name": "l", "address": "127.0.0.1:2046",
+                   "filter_chains": [{"filters": [{"type": "proxy", "config": {"downstream_protocol": "Http1",
+                     "router_config_name": "r"}}]}]}],
+                  "routers": [{"router_config_name": "r", "virtual_hosts": [{"name": "v", "domains": ["*"],
+                     "routers": [{"match": {"prefix": "/"}, "route": {"cluster_name": "c"}}]}]}]}],
+                 "cluster_manager": {"clusters": [{"name": "c", "type": "SIMPLE", "lb_type": "LB_WEIGHTED_ROUNDROBIN",
+                   "hosts": [{"address": "127.0.0.1:8080"}],
+                   "slow_start": {"mode": "duration", "slow_start_duration": "30s", "min_weight_percent": 0.01}}]}}""";
+        assertThat(ConfigLoader.parse(mosn, "m.json").warnings()).singleElement().asString()
+                .startsWith("$.cluster_manager.clusters[0].slow_start.min_weight_percent: 0.01 (1 %) in cluster \"c\"");
+        assertThat(error(mosn.replace("0.01", "0"))).startsWith("$.cluster_manager.clusters[0].slow_start.min_weight_percent:");
+    }
+
+    @Test
+    void outlierEjectionDecayDefaultsToTheBaseTimeAndMustBePositive() {
+        String json = """
+                {"listeners": [{"name": "web", "port": 8080, "routes": [{"cluster": "api"}]}],
+                 "clusters": [{"name": "api", "hosts": ["127.0.0.1:9001"],
+                               "outlier": {"base_ejection_time": "20s"}}]}""";
+        assertThat(ConfigLoader.parse(json, "t.json").config().cluster("api").outlier().ejectionDecay())
+                .isEqualTo(java.time.Duration.ofSeconds(20));
+        String withDecay = json.replace("\"20s\"}", "\"20s\", \"ejection_decay\": \"2m\"}");
+        assertThat(ConfigLoader.parse(withDecay, "t.json").config().cluster("api").outlier().ejectionDecay())
+                .isEqualTo(java.time.Duration.ofMinutes(2));
+        assertThat(error(withDecay.replace("\"2m\"", "\"0s\""))).startsWith("$.clusters[0].outlier.ejection_decay:");
+    }
 }

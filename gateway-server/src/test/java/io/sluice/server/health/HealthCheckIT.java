@@ -100,4 +100,45 @@ class HealthCheckIT {
             bolt.close();
         }
     }
+
+    @Test
+    void aBackendListedByTwoClustersWithTheSameCheckIsProbedOnce() throws Exception {
+        Duration interval = Duration.ofMillis(200);
+        HealthCheckConfig hc = new HealthCheckConfig(HealthCheckConfig.HTTP, interval, Duration.ofMillis(500), Duration.ZERO,
+                Duration.ZERO, 1, 1, null, "/status/204", null, List.of(new StatusRange(204, 204)));
+        TestBackend shared = TestBackend.start();
+        boolean sharedClosed = false;
+        try (TestBackend other = TestBackend.start()) {
+            GatewayConfig base = GatewayFixture.simple(shared);
+            ClusterConfig c = base.clusters().get(0).withHealthCheck(hc);
+            ClusterConfig d = ClusterConfig.of("d", List.of(GatewayFixture.host(shared, 1), GatewayFixture.host(other, 1)))
+                    .withHealthCheck(hc);
+            try (Gateway g = GatewayFixture.start(base.withClusters(List.of(c, d)))) {
+                await().atMost(Duration.ofSeconds(10)).until(() -> health(g, "c", 0) == HealthStatus.HEALTHY
+                        && health(g, "d", 0) == HealthStatus.HEALTHY && health(g, "d", 1) == HealthStatus.HEALTHY);
+                // nothing but probes reach the backends: one loop for the shared address makes at most one
+                // request per interval (fixed delay), where two loops would make two
+                int probes = 8;
+                int n0 = shared.requests();
+                long t0 = System.nanoTime();
+                await().atMost(Duration.ofSeconds(10)).until(() -> shared.requests() >= n0 + probes);
+                long elapsedMs = (System.nanoTime() - t0) / 1_000_000;
+                assertThat(elapsedMs).as("%d probes of the shared backend", probes)
+                        .isGreaterThanOrEqualTo((probes - 1) * interval.toMillis());
+                assertThat(other.requests()).isGreaterThan(0);
+
+                shared.close();
+                sharedClosed = true;
+                await().atMost(Duration.ofSeconds(10)).until(() -> health(g, "c", 0) == HealthStatus.UNHEALTHY
+                        && health(g, "d", 0) == HealthStatus.UNHEALTHY);
+                assertThat(health(g, "d", 1)).isEqualTo(HealthStatus.HEALTHY);
+                assertThat(g.meterRegistry().find("sluice.cluster.health.transitions").tag("to", "unhealthy")
+                        .counters()).hasSize(2); // one per cluster: c and d each report their host
+            }
+        } finally {
+            if (!sharedClosed) {
+                shared.close();
+            }
+        }
+    }
 }
