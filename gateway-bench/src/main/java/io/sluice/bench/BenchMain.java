@@ -22,6 +22,7 @@ public final class BenchMain {
               slow-start-server --port N     demo HTTP server answering with its own port (x-backend-port)
               bolt-server --port N           demo Bolt backend (real bolt RpcServer) answering sofaload's request
               count --port 2046 --total 100  sends requests through the gateway, prints 'port:  8080 count:  17'
+              bolt-report DIR                summary.md and chart.png from the runs.tsv of scripts/bolt-peers.sh
             """;
 
     private BenchMain() {
@@ -40,6 +41,7 @@ public final class BenchMain {
             case "slow-start-server" -> SlowStartDemo.server(rest);
             case "count" -> SlowStartDemo.count(rest);
             case "bolt-server" -> SlowStartDemo.boltServer(rest);
+            case "bolt-report" -> io.sluice.bench.report.BoltReport.main(rest);
             default -> {
                 System.err.println("unknown tool: " + args[0]);
                 System.err.print(USAGE);
