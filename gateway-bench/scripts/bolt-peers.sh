@@ -31,7 +31,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
 GW_JAR=$ROOT/gateway-server/target/sluice.jar
-BENCH=$ROOT/gateway-bench/target/benchmarks.jar
+BENCH=${BENCH_JAR:-$ROOT/gateway-bench/target/benchmarks.jar}
 OUT=/tmp/bolt-peers-$(date +%Y%m%d-%H%M%S)
 REPS=3
 D=10
