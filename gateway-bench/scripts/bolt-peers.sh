@@ -26,7 +26,7 @@
 # time; everything started here is stopped by PID on exit.
 #
 # usage: bolt-peers.sh [--out DIR] [--reps N] [-D SECS] [--scenarios "max rate2000"] [--targets "direct gateway mosn haproxy-l4"]
-#                      [--sidecar] [--syscalls] [--gateway-jar JAR] [--quick]
+#                      [--sidecar] [--syscalls] [--gateway-jar JAR] [--quick] [--quiet-wait S] [--max-foreign PCT]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
@@ -51,6 +51,8 @@ while [ $# -gt 0 ]; do
     --scenarios) SCENARIOS=$2; shift 2;;
     --targets) TARGETS=$2; shift 2;;
     --sidecar) SIDECAR=1; shift;;
+    --quiet-wait) QUIET_WAIT=$2; shift 2;;
+    --max-foreign) MAX_FOREIGN=$2; shift 2;;
     --syscalls) SYSCALLS=1; shift;;
     --gateway-jar) GW_JAR=$(realpath "$2"); shift 2;;
     --quick) REPS=1; D=3; WARM=5; QUIET_WAIT=0; shift;;
@@ -197,9 +199,9 @@ ticks() { # utime+stime of the given pids and their descendants (threads include
 all_ours() { ticks "${PID_OF[@]}"; }
 busy() { awk '/^cpu0 |^cpu1 / { b += $2+$3+$4+$7+$8+$9 } END { print b }' /proc/stat; }
 rss_kb() { local s=0 p; for p in "$@"; do s=$(( s + $(awk '/^VmRSS/ {print $2}' "/proc/$p/status" 2>/dev/null || echo 0) )); done; echo $s; }
-foreign_pct() { # over S seconds while our fleet is idle
-  local b0 o0 b1 o1; b0=$(busy); o0=$(all_ours); sleep "$1"; b1=$(busy); o1=$(all_ours)
-  echo $(( ( (b1 - b0) - (o1 - o0) ) * 100 / HZ / $1 ))
+foreign_pct() { # over about S seconds while our fleet is idle (percent of one core, of 200 on 2 CPUs)
+  local b0 o0 b1 o1 t0 t1; o0=$(all_ours); t0=$(date +%s%N); b0=$(busy); sleep "$1"; b1=$(busy); t1=$(date +%s%N); o1=$(all_ours)
+  echo $(( ( (b1 - b0) - (o1 - o0) ) * 100 * 1000000000 / HZ / (t1 - t0) ))
 }
 quiet_gate() {
   local waited=0 f

@@ -41,7 +41,7 @@ public final class BoltListenerContext {
         this.ticker = ticker;
         Map<EventExecutor, BoltUpstreamPool> p = new IdentityHashMap<>();
         for (EventExecutor e : workers) {
-            p.put(e, new BoltUpstreamPool((EventLoop) e, transport, options.maxFrameLength()));
+            p.put(e, new BoltUpstreamPool((EventLoop) e, transport, options.maxFrameLength(), ticker));
         }
         this.pools = p;
     }
