@@ -8,8 +8,6 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.ConnectTimeoutException;
-import io.netty.handler.timeout.IdleStateEvent;
-import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.sluice.codec.bolt.BoltDecodeError;
@@ -32,7 +30,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * One multiplexed connection to an upstream bolt server, and the last handler of its pipeline
- * ({@code bolt-frame-decoder → bolt-frame-encoder → bolt-idle → bolt-upstream}). Many downstream
+ * ({@code bolt-frame-decoder → bolt-frame-encoder → bolt-upstream}). Many downstream
  * connections of the same event loop share it. Each two-way request gets a fresh id from this
  * connection's counter (skipping ids still pending after wrap-around), rewritten in place in the
  * request's own bytes; the {@link Pending} entry (recycled, held in a {@link PendingTable}) maps
@@ -44,8 +42,9 @@ import java.util.concurrent.TimeUnit;
  * <p>Lifecycle: opened lazily by {@link BoltUpstreamPool}; frames written while it connects wait
  * in a bounded queue. When it closes (or cannot connect), every pending request fails at once:
  * CONNECTION_CLOSED if the connection was lost, ERROR_COMM if it never came up. It writes a
- * heartbeat after {@link #KEEPALIVE_NANOS} without traffic, well inside bolt's 90 s server idle
- * timeout; the acks are dropped.
+ * heartbeat after {@link #KEEPALIVE_NANOS} to 1.5 × that without traffic (a periodic check of a
+ * flag the data path sets, rather than Netty's {@code IdleStateHandler}, which costs a promise and
+ * a listener per write), well inside bolt's 90 s server idle timeout; the acks are dropped.
  *
  * <p>Backpressure: a downstream handler whose write found this connection unwritable (or still
  * connecting) registers with {@link #block} and stops reading its client until this connection
@@ -73,6 +72,10 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
     private final List<BoltProxyHandler> blocked = new ArrayList<>();
     private final Runnable flushTask = this::flushNow;
     private final Runnable sweepTask = this::sweep;
+    /** Set by every frame read or written; cleared by the periodic keep-alive check. */
+    private boolean traffic;
+    private int quietChecks;
+    private ScheduledFuture<?> keepAliveCheck;
     private final io.sluice.core.time.Ticker ticker;
     /** The timer for the earliest deadline (null: none armed) and when it fires, on {@link #ticker}. */
     private ScheduledFuture<?> sweepTimer;
@@ -121,7 +124,6 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
                         ch.pipeline()
                                 .addLast(BoltPipeline.FRAME_DECODER, new BoltFrameDecoder(maxFrameLength))
                                 .addLast(BoltPipeline.FRAME_ENCODER, BoltFrameEncoder.INSTANCE)
-                                .addLast(BoltPipeline.IDLE, new IdleStateHandler(0, 0, KEEPALIVE_NANOS, TimeUnit.NANOSECONDS))
                                 .addLast(BoltPipeline.UPSTREAM_HANDLER, self);
                     }
                 });
@@ -142,6 +144,8 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
             return;
         }
         state = State.ACTIVE;
+        long period = KEEPALIVE_NANOS / 2;
+        keepAliveCheck = pool.loop().scheduleAtFixedRate(this::checkKeepAlive, period, period, TimeUnit.NANOSECONDS);
         BoltFrame frame;
         while ((frame = queued.poll()) != null) {
             // a two-way request that timed out while we connected is not sent
@@ -195,6 +199,7 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
     }
 
     private void write(BoltFrame frame) {
+        traffic = true;
         if (state == State.ACTIVE) {
             channel.write(frame, channel.voidPromise());
             scheduleFlush();
@@ -267,6 +272,7 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        traffic = true;
         if (msg instanceof BoltFrame f) {
             if (f.type() != BoltType.RESPONSE || f.isHeartbeat()) {
                 f.release(); // heartbeat acks, and requests a server has no business sending
@@ -304,20 +310,22 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
         ctx.fireChannelWritabilityChanged();
     }
 
-    @Override
-    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
-        if (evt instanceof IdleStateEvent) {
-            if (state != State.ACTIVE) {
-                return;
-            }
-            if (!cluster.hosts().contains(host)) {
-                closeWhenIdle(); // the host left the cluster (reload): let the connection go
-                return;
-            }
-            ctx.writeAndFlush(BoltFrames.heartbeat(ctx.alloc(), framing, pending.nextFreeId()), ctx.voidPromise());
+    /** Every half keep-alive period: after two quiet checks in a row, a heartbeat (or, if the host left the cluster, closing). */
+    private void checkKeepAlive() {
+        if (traffic) {
+            traffic = false;
+            quietChecks = 0;
             return;
         }
-        ctx.fireUserEventTriggered(evt);
+        if (++quietChecks < 2 || state != State.ACTIVE) {
+            return;
+        }
+        quietChecks = 0;
+        if (!cluster.hosts().contains(host)) {
+            closeWhenIdle(); // the host left the cluster (reload): let the connection go
+            return;
+        }
+        channel.writeAndFlush(BoltFrames.heartbeat(channel.alloc(), framing, pending.nextFreeId()), channel.voidPromise());
     }
 
     @Override
@@ -361,6 +369,10 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
         }
         state = State.CLOSED;
         pool.closed(this);
+        if (keepAliveCheck != null) {
+            keepAliveCheck.cancel(false);
+            keepAliveCheck = null;
+        }
         BoltFrame f;
         while ((f = queued.poll()) != null) {
             f.release();
