@@ -49,7 +49,7 @@ load() { timeout $(( D + 60 )) taskset -c 1 "${LOAD[@]}" -D "$1" -c 8 -m 4 -t 2 
 cpu() { sed 's/^.*) //' /proc/$GW/stat | awk '{print $12+$13}'; }
 load 20 >"$OUT/warmup.txt" 2>&1 || true
 
-jcmd $GW JFR.start name=bolt settings=profile filename="$OUT/gateway.jfr" >/dev/null
+jcmd $GW JFR.start name=bolt settings=profile 'jdk.ExecutionSample#period=1ms' filename="$OUT/gateway.jfr" >/dev/null
 c0=$(cpu)
 load "$D" >"$OUT/load-jfr.txt" 2>&1 || true
 c1=$(cpu)
@@ -71,7 +71,7 @@ echo "== allocation by class (sampled weight)"
 awk '/objectClass = / { c = $3 } /weight = / { w = $3; u = $4; m = (u ~ /kB/ ? 1024 : u ~ /MB/ ? 1048576 : u ~ /GB/ ? 1073741824 : 1); gsub(/[^0-9.]/, "", w); n[c] += w * m; tot += w * m }
      END { for (k in n) printf "%5.1f%%  %s\n", 100 * n[k] / tot, k }' "$OUT/alloc.txt" | sort -rn | head -15 | tee "$OUT/alloc-top.txt"
 
-perf stat -x, -e 'raw_syscalls:sys_enter,syscalls:sys_enter_read,syscalls:sys_enter_write,syscalls:sys_enter_writev,syscalls:sys_enter_epoll_wait,syscalls:sys_enter_epoll_pwait,syscalls:sys_enter_epoll_ctl,syscalls:sys_enter_futex' \
+perf stat -x, -e 'raw_syscalls:sys_enter,syscalls:sys_enter_read,syscalls:sys_enter_recvfrom,syscalls:sys_enter_write,syscalls:sys_enter_sendto,syscalls:sys_enter_writev,syscalls:sys_enter_epoll_wait,syscalls:sys_enter_epoll_pwait,syscalls:sys_enter_epoll_pwait2,syscalls:sys_enter_epoll_ctl,syscalls:sys_enter_futex' \
     -p $GW -o "$OUT/syscalls.perf" -- sleep $(( D + 1 )) & perfpid=$!
 sleep 0.5
 load "$D" >"$OUT/load-perf.txt" 2>&1 || true
