@@ -68,7 +68,7 @@ class JmhSmokeIT {
                 .shouldFailOnError(true)
                 .build();
         Collection<RunResult> results = new Runner(opts).run();
-        assertThat(results).hasSize(4 * 2 + 2); // decode, its harness, rewriteRequestId, buildFrame × v1/v2+CRC; two lookups
+        assertThat(results).hasSize(4 * 2 + 3); // decode, its harness, rewriteRequestId, buildFrame × v1/v2+CRC; three lookups
         for (RunResult r : results) {
             assertThat(r.getPrimaryResult().getScore()).isPositive();
         }
