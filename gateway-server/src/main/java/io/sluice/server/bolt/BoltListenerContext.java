@@ -92,6 +92,12 @@ public final class BoltListenerContext {
         this.defaultCluster = newDefaultCluster;
     }
 
+    /**
+     * How long a draining client connection stays open after its last answer before the gateway
+     * closes it (see {@code BoltProxyHandler}); the gateway's drain waits this long too.
+     */
+    public static final java.time.Duration DRAIN_LINGER = java.time.Duration.ofMillis(100);
+
     boolean draining() {
         return draining;
     }

@@ -301,7 +301,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         if (draining && inFlight == 0) {
-            closeAfterFlush();
+            closeDrained();
         } else if (inFlight == PAUSE_IN_FLIGHT - 1) {
             updateRead();
         }
@@ -338,6 +338,21 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
+    /**
+     * Draining and nothing in flight: stop reading, flush, and close after
+     * {@link BoltListenerContext#DRAIN_LINGER}. Closing at once races the bolt {@code RpcClient},
+     * which handles a FIN read together with the last response on its IO thread (failing the
+     * call with ConnectionClosed) before its executor has delivered that response.
+     */
+    private void closeDrained() {
+        closed = true;
+        ctx.channel().config().setAutoRead(false);
+        ctx.flush();
+        ctx.executor().schedule(() -> {
+            ctx.close();
+        }, BoltListenerContext.DRAIN_LINGER.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
     private void closeAfterFlush() {
         closed = true;
         ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
@@ -354,7 +369,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
         if (evt == DrainEvent.INSTANCE) {
             draining = true;
             if (inFlight == 0 && !closed) {
-                closeAfterFlush();
+                closeDrained();
             }
             return;
         }
