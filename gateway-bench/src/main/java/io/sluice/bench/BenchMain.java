@@ -24,6 +24,7 @@ public final class BenchMain {
               count --port 2046 --total 100  sends requests through the gateway, prints 'port:  8080 count:  17'
               perf-report [--baseline T] DIR turns a scenario script's runs.tsv into summary.md and chart.png
               pick-cpu                       CPU time per load-balancer pick (EdfPickBenchmark's setup, 1 thread)
+              bolt-report DIR                perf-report --baseline mosn DIR (scripts/bolt-peers.sh)
             """;
 
     private BenchMain() {
@@ -44,11 +45,20 @@ public final class BenchMain {
             case "bolt-server" -> SlowStartDemo.boltServer(rest);
             case "perf-report" -> io.sluice.bench.report.PerfReport.main(rest);
             case "pick-cpu" -> io.sluice.bench.lb.PickCpu.main(rest);
+            case "bolt-report" -> io.sluice.bench.report.PerfReport.main(withBaseline("mosn", rest));
             default -> {
                 System.err.println("unknown tool: " + args[0]);
                 System.err.print(USAGE);
                 System.exit(2);
             }
         }
+    }
+
+    private static String[] withBaseline(String baseline, String[] args) {
+        String[] out = new String[args.length + 2];
+        out[0] = "--baseline";
+        out[1] = baseline;
+        System.arraycopy(args, 0, out, 2, args.length);
+        return out;
     }
 }

@@ -800,20 +800,49 @@ public final class Gateway implements AutoCloseable {
         if (workers == null) {
             finishClose();
         } else {
-            awaitDrained(deadline);
+            awaitDrained(deadline, hasBoltListener(), 0);
         }
         return closeFuture;
     }
 
-    private void awaitDrained(long deadline) {
-        if (activeRequests() == 0 || ticker.nanoTime() - deadline >= 0 || workers.isShuttingDown()) {
+    /**
+     * @param bolt        whether a Bolt listener runs (its connections linger briefly after their last answer)
+     * @param lingerUntil 0, or once nothing is in flight, the {@link System#nanoTime()} until which Bolt
+     *                    connections may linger (real time: a test's manual ticker must not stall the shutdown)
+     */
+    private void awaitDrained(long deadline, boolean bolt, long lingerUntil) {
+        long now = ticker.nanoTime();
+        boolean timedOut = now - deadline >= 0 || workers.isShuttingDown();
+        if (activeRequests() == 0 || timedOut) {
             if (activeRequests() > 0) {
                 log.warn("drain timeout: closing {} request(s) still in flight", activeRequests());
+            } else if (!timedOut && bolt) {
+                // Bolt connections close themselves DRAIN_LINGER after their last answer; closing them
+                // sooner would race the bolt client's delivery of that answer
+                long real = System.nanoTime();
+                if (lingerUntil == 0) {
+                    lingerUntil = real + io.sluice.server.bolt.BoltListenerContext.DRAIN_LINGER.toNanos()
+                            + TimeUnit.MILLISECONDS.toNanos(20);
+                }
+                if (real - lingerUntil < 0) {
+                    long until = lingerUntil;
+                    GlobalEventExecutor.INSTANCE.schedule(() -> awaitDrained(deadline, bolt, until), 10, TimeUnit.MILLISECONDS);
+                    return;
+                }
             }
             finishClose();
             return;
         }
-        GlobalEventExecutor.INSTANCE.schedule(() -> awaitDrained(deadline), 10, TimeUnit.MILLISECONDS);
+        GlobalEventExecutor.INSTANCE.schedule(() -> awaitDrained(deadline, bolt, 0), 10, TimeUnit.MILLISECONDS);
+    }
+
+    private boolean hasBoltListener() {
+        for (RunningListener l : listeners.values()) {
+            if (l.config().protocol() == Protocol.BOLT) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private void finishClose() {

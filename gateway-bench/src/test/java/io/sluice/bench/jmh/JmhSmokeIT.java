@@ -69,4 +69,23 @@ class JmhSmokeIT {
             assertThat(r.getPrimaryResult().getScore()).isPositive();
         }
     }
+
+    @Test
+    void boltCodecBenchmarksRun() throws Exception {
+        Options opts = new OptionsBuilder()
+                .include(BoltCodecBenchmark.class.getName() + "|" + BoltHeaderLookupBenchmark.class.getName())
+                .param("body", "1024")
+                .param("entries", "8")
+                .forks(0)
+                .warmupIterations(0)
+                .measurementIterations(1).measurementTime(TimeValue.milliseconds(100))
+                .threads(1)
+                .shouldFailOnError(true)
+                .build();
+        Collection<RunResult> results = new Runner(opts).run();
+        assertThat(results).hasSize(4 * 2 + 3); // decode, its harness, rewriteRequestId, buildFrame × v1/v2+CRC; three lookups
+        for (RunResult r : results) {
+            assertThat(r.getPrimaryResult().getScore()).isPositive();
+        }
+    }
 }

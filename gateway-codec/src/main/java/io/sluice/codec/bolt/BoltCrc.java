@@ -10,15 +10,26 @@ import java.util.zip.CRC32;
  * CRC32 (zlib/IEEE, {@link CRC32}) over a range of a buffer, as bolt's {@code CrcUtil} computes it
  * for v2 frames: over every byte from the protocol code through the last content byte.
  *
- * <p>Uses one {@link CRC32} per thread and the buffer's backing array or internal NIO buffer, so
- * the common cases allocate nothing.
+ * <p>Allocates nothing in the common cases: one {@link CRC32} and one small scratch array per
+ * thread; heap buffers are read in place; direct ranges up to {@link #SCRATCH_BYTES} are copied
+ * into the scratch array (a derived direct buffer, such as a frame's slice, would otherwise build
+ * two {@link ByteBuffer} views per call); longer ones go through a NIO view, whose cost is small
+ * next to theirs.
  */
 final class BoltCrc {
 
-    private static final FastThreadLocal<CRC32> CRC = new FastThreadLocal<>() {
+    /** Direct ranges up to this length are copied to a per-thread array rather than viewed through NIO. */
+    static final int SCRATCH_BYTES = 8192;
+
+    private static final class State {
+        final CRC32 crc = new CRC32();
+        final byte[] scratch = new byte[SCRATCH_BYTES];
+    }
+
+    private static final FastThreadLocal<State> STATE = new FastThreadLocal<>() {
         @Override
-        protected CRC32 initialValue() {
-            return new CRC32();
+        protected State initialValue() {
+            return new State();
         }
     };
 
@@ -27,12 +38,16 @@ final class BoltCrc {
 
     /** CRC32 of {@code length} bytes of {@code buf} from absolute {@code index}; indices are untouched. */
     static int crc32(ByteBuf buf, int index, int length) {
-        CRC32 crc = CRC.get();
+        State st = STATE.get();
+        CRC32 crc = st.crc;
         crc.reset();
         if (buf.hasArray()) {
             crc.update(buf.array(), buf.arrayOffset() + index, length);
+        } else if (length <= SCRATCH_BYTES) {
+            buf.getBytes(index, st.scratch, 0, length);
+            crc.update(st.scratch, 0, length);
         } else if (buf.nioBufferCount() == 1) {
-            // internalNioBuffer: a view without allocation; its position/limit are ours to use.
+            // internalNioBuffer: a view; its position/limit are ours to use.
             ByteBuffer nio = buf.internalNioBuffer(index, length);
             crc.update(nio);
         } else {

@@ -235,6 +235,15 @@ public final class BoltFrame extends DefaultByteBufHolder {
         return header(KEY_SERVICE);
     }
 
+    /**
+     * Header {@code service}, or {@code null}; {@code likely} (e.g. the previous request's value on
+     * this connection, may be null) is returned as is when the bytes spell it, so a repeated value
+     * is not decoded again.
+     */
+    public String service(String likely) {
+        return headerLength == 0 ? null : BoltHeaders.find(content(), headerIndex(), headerLength, KEY_SERVICE, likely);
+    }
+
     /** Header {@code sofa_head_target_service}, or {@code null}. */
     public String targetService() {
         return header(KEY_TARGET_SERVICE);

@@ -29,6 +29,16 @@ public final class BoltHeaders {
      * Returns {@code null} when the key is absent or the map is malformed.
      */
     public static String find(ByteBuf buf, int index, int length, byte[] key) {
+        return find(buf, index, length, key, null);
+    }
+
+    /**
+     * As {@link #find(ByteBuf, int, int, byte[])}, but when the value's bytes spell {@code likely}
+     * (an ASCII string, typically the value this connection sent last time) returns that very
+     * instance instead of decoding a new one: a repeated routing key costs a compare, not an
+     * allocation.
+     */
+    public static String find(ByteBuf buf, int index, int length, byte[] key, String likely) {
         int pos = index;
         int end = index + length;
         int foundAt = -1;
@@ -67,7 +77,27 @@ public final class BoltHeaders {
         if (pos != end || foundAt < 0) {
             return null;
         }
-        return foundLen == 0 ? "" : buf.toString(foundAt, foundLen, StandardCharsets.UTF_8);
+        if (foundLen == 0) {
+            return "";
+        }
+        if (likely != null && spells(buf, foundAt, foundLen, likely)) {
+            return likely;
+        }
+        return buf.toString(foundAt, foundLen, StandardCharsets.UTF_8);
+    }
+
+    /** Whether {@code buf[index, index+length)} is exactly the ASCII string {@code s}. */
+    private static boolean spells(ByteBuf buf, int index, int length, String s) {
+        if (s.length() != length) {
+            return false;
+        }
+        for (int i = 0; i < length; i++) {
+            char c = s.charAt(i);
+            if (c >= 0x80 || buf.getByte(index + i) != (byte) c) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Decodes the whole header map at {@code buf[index, index+length)} (for tests and admin views). */

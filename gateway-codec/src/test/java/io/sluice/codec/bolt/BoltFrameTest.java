@@ -124,6 +124,25 @@ class BoltFrameTest {
     }
 
     @Test
+    void aRepeatedServiceValueIsRecognisedNotDecodedAgain() {
+        BoltFrame f = request(Map.of("service", "com.foo.HelloService:1.0"));
+        String previous = new String("com.foo.HelloService:1.0");
+        assertThat(f.service(previous)).isSameAs(previous);
+        assertThat(f.service("com.foo.HelloService:2.0")).isEqualTo("com.foo.HelloService:1.0").isNotSameAs(previous);
+        assertThat(f.service("com.foo.HelloService:1.")).isEqualTo("com.foo.HelloService:1.0");
+        assertThat(f.service(null)).isEqualTo("com.foo.HelloService:1.0");
+        f.release();
+
+        BoltFrame utf8 = request(Map.of("service", "com.foo.Grüße:1.0"));
+        String same = new String("com.foo.Grüße:1.0");
+        assertThat(utf8.service(same)).as("non-ASCII values are decoded").isEqualTo(same);
+        utf8.release();
+        BoltFrame none = request(Map.of("protocol", "bolt"));
+        assertThat(none.service(previous)).isNull();
+        none.release();
+    }
+
+    @Test
     void malformedHeaderMapYieldsNullLookups() {
         byte[] overrun = Wire.of().entry("service", "x").i32(100).ascii("short").bytes();
         BoltFrame f = requestWithRawHeader(overrun);

@@ -43,7 +43,7 @@ public final class BoltListenerContext {
         this.ticker = ticker;
         Map<EventExecutor, BoltUpstreamPool> p = new IdentityHashMap<>();
         for (EventExecutor e : workers) {
-            p.put(e, new BoltUpstreamPool((EventLoop) e, transport, options.maxFrameLength(), upstreamMeters));
+            p.put(e, new BoltUpstreamPool((EventLoop) e, transport, options.maxFrameLength(), ticker, upstreamMeters));
         }
         this.pools = p;
     }
@@ -93,6 +93,12 @@ public final class BoltListenerContext {
         this.options = newOptions;
         this.defaultCluster = newDefaultCluster;
     }
+
+    /**
+     * How long a draining client connection stays open after its last answer before the gateway
+     * closes it (see {@code BoltProxyHandler}); the gateway's drain waits this long too.
+     */
+    public static final java.time.Duration DRAIN_LINGER = java.time.Duration.ofMillis(100);
 
     boolean draining() {
         return draining;

@@ -8,7 +8,6 @@ final class BoltPipeline {
     /** Downstream and upstream: {@code BoltFrameEncoder.INSTANCE}. */
     static final String FRAME_ENCODER = "bolt-frame-encoder";
     /** Downstream: closes idle client connections; upstream: triggers keep-alive heartbeats. */
-    static final String IDLE = "bolt-idle";
     /** Downstream: {@link BoltProxyHandler}. */
     static final String PROXY = "bolt-proxy";
     /** Upstream: {@link BoltUpstreamConnection}. */

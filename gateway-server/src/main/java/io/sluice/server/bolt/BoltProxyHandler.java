@@ -4,8 +4,8 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.ScheduledFuture;
 import io.sluice.codec.bolt.BoltDecodeError;
 import io.sluice.codec.bolt.BoltFrame;
 import io.sluice.codec.bolt.BoltFrames;
@@ -39,6 +39,11 @@ import java.util.concurrent.TimeUnit;
  * (channel unwritable), while an upstream connection it wrote to cannot take more, or while it has
  * {@link #PAUSE_IN_FLIGHT} requests in flight; so memory is bounded by in-flight requests.
  *
+ * <p>Idle clients: a connection with no traffic (no frame read or written, nothing in flight) for
+ * the listener's {@code idle_timeout} is closed. One periodic check every quarter of the timeout
+ * looks at a flag the data path sets, so the close comes 1 to 1.25 timeouts after the last traffic
+ * and the data path pays no clock read, promise or listener per frame.
+ *
  * <p>Buffer ownership: every frame read is written (upstream or, for heartbeats and errors, an
  * answer downstream) or released here. Everything runs on this connection's event loop.
  */
@@ -48,9 +53,16 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
     static final int PAUSE_IN_FLIGHT = 4096;
     /** Requests in flight beyond which more are answered SERVER_THREADPOOL_BUSY (frames already decoded). */
     static final int MAX_IN_FLIGHT = 8192;
+    /** Idle checks per idle timeout: a connection is idle after this many quiet checks in a row. */
+    static final int IDLE_CHECKS = 4;
 
     private final BoltListenerContext lc;
     private final Runnable flushTask = this::flushNow;
+    /** Header lookups of the frame being routed, for routes that match on headers (one instance, no per-request lambda). */
+    private BoltFrame routing;
+    private final java.util.function.Function<String, String> routedHeaders = name -> this.routing.header(name);
+    /** The last {@code service} value seen on this connection: a repeat is recognised in place, not decoded again. */
+    private String lastService;
     private ChannelHandlerContext ctx;
     private BoltUpstreamPool pool;
     private int inFlight;
@@ -58,6 +70,10 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
     private boolean draining;
     private boolean flushScheduled;
     private BoltUpstreamConnection blockedOn;
+    /** Set by every frame read or written; cleared by the periodic idle check. */
+    private boolean traffic;
+    private int quietChecks;
+    private ScheduledFuture<?> idleCheck;
 
     BoltProxyHandler(BoltListenerContext lc) {
         this.lc = lc;
@@ -75,6 +91,10 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
         if (lc.draining()) {
             draining = true;
         }
+        long period = lc.options().idleTimeout().toNanos() / IDLE_CHECKS;
+        if (period > 0) {
+            idleCheck = ctx.executor().scheduleAtFixedRate(this::checkIdle, period, period, TimeUnit.NANOSECONDS);
+        }
         ctx.fireChannelActive();
     }
 
@@ -82,6 +102,10 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
     public void channelInactive(ChannelHandlerContext ctx) {
         closed = true;
         blockedOn = null;
+        if (idleCheck != null) {
+            idleCheck.cancel(false);
+            idleCheck = null;
+        }
         lc.metrics().connectionClosed();
         // requests still in flight finish (and are counted) when their response or timeout comes
         ctx.fireChannelInactive();
@@ -89,6 +113,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        traffic = true;
         if (msg instanceof BoltDecodeError e) {
             onDecodeError(e);
             return;
@@ -125,14 +150,18 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
                     RequestOutcome.OVERLOADED, start);
             return;
         }
-        String service = f.service();
+        String service = f.service(lastService);
         if (service == null) {
             service = f.targetService();
+        } else {
+            lastService = service;
         }
         if (lc.accessLog() != null) {
             target = (service == null ? "-" : service) + (f.methodName() == null ? "" : "#" + f.methodName());
         }
-        route = lc.routes().routeBolt(service, f.methodName(), f::header);
+        routing = f;
+        route = lc.routes().routeBolt(service, f.methodName(), routedHeaders);
+        routing = null;
         ClusterBalancer cluster;
         long capNanos;
         if (route != null) {
@@ -155,7 +184,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
         }
         BoltUpstreamConnection up = pool.acquire(host, cluster, f.framing());
         if (oneway) {
-            boolean sent = up.send(f, null);
+            boolean sent = up.sendOneway(f);
             if (!sent) {
                 f.release();
             }
@@ -165,10 +194,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
         } else {
             int t = f.timeoutMillis();
             long timeout = t > 0 ? Math.min(TimeUnit.MILLISECONDS.toNanos(t), capNanos) : capNanos;
-            Pending p = new Pending(this, f.requestId(), f.framing(), start, timeout, host, cluster);
-            p.target = target;
-            p.route = route;
-            if (!up.send(f, p)) {
+            if (!up.send(f, this, start, timeout, host, cluster, target, route)) {
                 reject(f, BoltStatus.SERVER_THREADPOOL_BUSY, "upstream connection to " + host.address()
                         + " is saturated", RequestOutcome.OVERLOADED, start);
                 return;
@@ -221,7 +247,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
 
     // ---------------------------------------------------------------- completions (called by upstream connections)
 
-    /** The upstream answered {@code p}; takes ownership of {@code response}. */
+    /** The upstream answered {@code p}; takes ownership of {@code response}. {@code p} is recycled after this returns. */
     void onResponse(Pending p, BoltFrame response) {
         finishPending(p);
         int status = response.status();
@@ -245,7 +271,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
         afterCompletion();
     }
 
-    /** {@code p} failed without a response; answer the client with {@code status}. */
+    /** {@code p} failed without a response; answer the client with {@code status}. {@code p} is recycled after this returns. */
     void onFailed(Pending p, int status, String message, RequestOutcome outcome, Outcome hostOutcome) {
         finishPending(p);
         if (hostOutcome != null) {
@@ -278,7 +304,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         if (draining && inFlight == 0) {
-            closeAfterFlush();
+            closeDrained();
         } else if (inFlight == PAUSE_IN_FLIGHT - 1) {
             updateRead();
         }
@@ -295,6 +321,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
     // ---------------------------------------------------------------- plumbing
 
     private void write(BoltFrame frame) {
+        traffic = true;
         ctx.write(frame, ctx.voidPromise());
         if (!flushScheduled) {
             flushScheduled = true;
@@ -314,6 +341,21 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
+    /**
+     * Draining and nothing in flight: stop reading, flush, and close after
+     * {@link BoltListenerContext#DRAIN_LINGER}. Closing at once races the bolt {@code RpcClient},
+     * which handles a FIN read together with the last response on its IO thread (failing the
+     * call with ConnectionClosed) before its executor has delivered that response.
+     */
+    private void closeDrained() {
+        closed = true;
+        ctx.channel().config().setAutoRead(false);
+        ctx.flush();
+        ctx.executor().schedule(() -> {
+            ctx.close();
+        }, BoltListenerContext.DRAIN_LINGER.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
     private void closeAfterFlush() {
         closed = true;
         ctx.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
@@ -327,18 +369,24 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
-        if (evt instanceof IdleStateEvent) {
-            ctx.close(); // no traffic, not even heartbeats
-            return;
-        }
         if (evt == DrainEvent.INSTANCE) {
             draining = true;
             if (inFlight == 0 && !closed) {
-                closeAfterFlush();
+                closeDrained();
             }
             return;
         }
         ctx.fireUserEventTriggered(evt);
+    }
+
+    /** Every quarter idle timeout: closes the connection after {@link #IDLE_CHECKS} quiet checks in a row. */
+    private void checkIdle() {
+        if (traffic || inFlight > 0) {
+            traffic = false;
+            quietChecks = 0;
+        } else if (++quietChecks >= IDLE_CHECKS && !closed) {
+            ctx.close(); // no traffic, not even heartbeats
+        }
     }
 
     @Override

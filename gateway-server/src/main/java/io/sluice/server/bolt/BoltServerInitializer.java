@@ -3,17 +3,16 @@ package io.sluice.server.bolt;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.handler.timeout.IdleStateHandler;
 import io.sluice.codec.bolt.BoltFrameDecoder;
 import io.sluice.codec.bolt.BoltFrameEncoder;
 import io.sluice.core.config.BoltOptions;
 
-import java.util.concurrent.TimeUnit;
-
 /**
  * Builds a downstream Bolt pipeline:
- * {@code bolt-frame-decoder → bolt-frame-encoder → bolt-idle → bolt-proxy}. Shared by all
- * connections of a listener; each connection gets fresh handlers (the encoder is stateless and shared).
+ * {@code bolt-frame-decoder → bolt-frame-encoder → bolt-proxy}. Shared by all connections of a
+ * listener; each connection gets fresh handlers (the encoder is stateless and shared). The proxy
+ * handler tracks idleness itself (see {@link BoltProxyHandler}): Netty's {@code IdleStateHandler}
+ * would turn every write's void promise into a real one with a listener.
  */
 public final class BoltServerInitializer extends ChannelInitializer<SocketChannel> {
 
@@ -36,7 +35,6 @@ public final class BoltServerInitializer extends ChannelInitializer<SocketChanne
         ch.pipeline()
                 .addLast(BoltPipeline.FRAME_DECODER, new BoltFrameDecoder(o.maxFrameLength()))
                 .addLast(BoltPipeline.FRAME_ENCODER, BoltFrameEncoder.INSTANCE)
-                .addLast(BoltPipeline.IDLE, new IdleStateHandler(0, 0, o.idleTimeout().toNanos(), TimeUnit.NANOSECONDS))
                 .addLast(BoltPipeline.PROXY, new BoltProxyHandler(context));
     }
 }

@@ -8,10 +8,8 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.ConnectTimeoutException;
-import io.netty.handler.timeout.IdleStateEvent;
-import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.ReferenceCountUtil;
-import io.netty.util.collection.IntObjectHashMap;
+import io.netty.util.concurrent.ScheduledFuture;
 import io.sluice.codec.bolt.BoltDecodeError;
 import io.sluice.codec.bolt.BoltFrame;
 import io.sluice.codec.bolt.BoltFrameDecoder;
@@ -32,17 +30,21 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * One multiplexed connection to an upstream bolt server, and the last handler of its pipeline
- * ({@code bolt-frame-decoder → bolt-frame-encoder → bolt-idle → bolt-upstream}). Many downstream
+ * ({@code bolt-frame-decoder → bolt-frame-encoder → bolt-upstream}). Many downstream
  * connections of the same event loop share it. Each two-way request gets a fresh id from this
  * connection's counter (skipping ids still pending after wrap-around), rewritten in place in the
- * request's own bytes; the {@link Pending} entry maps the id back to the caller. Oneway frames
- * are forwarded as they are and not tracked.
+ * request's own bytes; the {@link Pending} entry (recycled, held in a {@link PendingTable}) maps
+ * the id back to the caller. Oneway frames are forwarded as they are and not tracked.
+ *
+ * <p>Timeouts: one timer per connection, armed for the earliest deadline of what is pending (the
+ * table keeps deadline-ordered lists), instead of a scheduled task per request.
  *
  * <p>Lifecycle: opened lazily by {@link BoltUpstreamPool}; frames written while it connects wait
  * in a bounded queue. When it closes (or cannot connect), every pending request fails at once:
  * CONNECTION_CLOSED if the connection was lost, ERROR_COMM if it never came up. It writes a
- * heartbeat after {@link #KEEPALIVE_NANOS} without traffic, well inside bolt's 90 s server idle
- * timeout; the acks are dropped.
+ * heartbeat after {@link #KEEPALIVE_NANOS} to 1.5 × that without traffic (a periodic check of a
+ * flag the data path sets, rather than Netty's {@code IdleStateHandler}, which costs a promise and
+ * a listener per write), well inside bolt's 90 s server idle timeout; the acks are dropped.
  *
  * <p>Backpressure: a downstream handler whose write found this connection unwritable (or still
  * connecting) registers with {@link #block} and stops reading its client until this connection
@@ -65,20 +67,29 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
     private final ClusterBalancer cluster;
     private final BoltFraming framing;
     private final int maxFrameLength;
-    private final IntObjectHashMap<Pending> pending = new IntObjectHashMap<>();
+    private final PendingTable pending = new PendingTable(64);
     private final ArrayDeque<BoltFrame> queued = new ArrayDeque<>();
     private final List<BoltProxyHandler> blocked = new ArrayList<>();
     private final Runnable flushTask = this::flushNow;
+    private final Runnable sweepTask = this::sweep;
+    /** Set by every frame read or written; cleared by the periodic keep-alive check. */
+    private boolean traffic;
+    private int quietChecks;
+    private ScheduledFuture<?> keepAliveCheck;
+    private final io.sluice.core.time.Ticker ticker;
+    /** The timer for the earliest deadline (null: none armed) and when it fires, on {@link #ticker}. */
+    private ScheduledFuture<?> sweepTimer;
+    private long sweepAt;
     private Channel channel;
     private State state = State.CONNECTING;
     private long queuedBytes;
-    private int nextId = 1;
     private boolean flushScheduled;
     private boolean closeWhenIdle;
 
     BoltUpstreamConnection(BoltUpstreamPool pool, Host host, ClusterBalancer cluster, BoltFraming framing,
-                           int maxFrameLength) {
+                           int maxFrameLength, io.sluice.core.time.Ticker ticker) {
         this.pool = pool;
+        this.ticker = ticker;
         this.host = host;
         this.cluster = cluster;
         this.framing = framing;
@@ -117,7 +128,6 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
                         ch.pipeline()
                                 .addLast(BoltPipeline.FRAME_DECODER, new BoltFrameDecoder(maxFrameLength))
                                 .addLast(BoltPipeline.FRAME_ENCODER, BoltFrameEncoder.INSTANCE)
-                                .addLast(BoltPipeline.IDLE, new IdleStateHandler(0, 0, KEEPALIVE_NANOS, TimeUnit.NANOSECONDS))
                                 .addLast(BoltPipeline.UPSTREAM_HANDLER, self);
                     }
                 });
@@ -138,10 +148,13 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
             return;
         }
         state = State.ACTIVE;
+        long period = KEEPALIVE_NANOS / 2;
+        keepAliveCheck = pool.loop().scheduleAtFixedRate(this::checkKeepAlive, period, period, TimeUnit.NANOSECONDS);
         BoltFrame frame;
         while ((frame = queued.poll()) != null) {
             // a two-way request that timed out while we connected is not sent
-            if (frame.type() == BoltType.REQUEST && pending.get(frame.requestId()) == null) {
+            if (frame.type() == BoltType.REQUEST && frame.cmdCode() != io.sluice.codec.bolt.BoltProtocol.CMD_HEARTBEAT
+                    && pending.get(frame.requestId()) == null) {
                 frame.release();
             } else {
                 channel.write(frame, channel.voidPromise());
@@ -152,24 +165,45 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
         wakeBlocked();
     }
 
+    /** Whether a frame sent now would be refused (closed, too much pending, or the connect queue full). */
+    private boolean saturated() {
+        return state == State.CLOSED || pending.size() >= MAX_PENDING
+                || (state == State.CONNECTING && (queued.size() >= MAX_QUEUED_FRAMES || queuedBytes >= MAX_QUEUED_BYTES));
+    }
+
     /**
-     * Sends {@code frame} upstream, tracked by {@code p} (two-way) or untracked ({@code p == null},
-     * oneway). On success this connection owns the frame; on {@code false} (saturated) the caller
-     * still does and must answer SERVER_THREADPOOL_BUSY.
+     * Sends the two-way request {@code frame} upstream under a fresh id, tracked for {@code owner}
+     * until its response, its timeout ({@code startNanos + timeoutNanos} on the gateway's ticker) or
+     * the connection's end. On success this connection owns the frame; on {@code false} (saturated)
+     * the caller still does and must answer SERVER_THREADPOOL_BUSY.
      */
-    boolean send(BoltFrame frame, Pending p) {
-        if (state == State.CLOSED || pending.size() >= MAX_PENDING
-                || (state == State.CONNECTING && (queued.size() >= MAX_QUEUED_FRAMES || queuedBytes >= MAX_QUEUED_BYTES))) {
+    boolean send(BoltFrame frame, BoltProxyHandler owner, long startNanos, long timeoutNanos, Host host,
+                 ClusterBalancer cluster, String target, io.sluice.server.route.Route route) {
+        if (saturated()) {
             return false;
         }
-        if (p != null) {
-            int id = allocateId();
-            frame.rewriteRequestId(id);
-            p.connection = this;
-            p.upstreamId = id;
-            pending.put(id, p);
-            p.timer = pool.loop().schedule(p, p.timeoutNanos, TimeUnit.NANOSECONDS);
+        Pending p = pending.obtain();
+        p.set(owner, frame.requestId(), frame.framing(), startNanos, timeoutNanos, host, cluster, target, route);
+        int id = pending.add(p);
+        frame.rewriteRequestId(id);
+        if (sweepTimer == null || p.deadlineNanos - sweepAt < 0) {
+            armSweep(startNanos);
         }
+        write(frame);
+        return true;
+    }
+
+    /** Sends a oneway frame untracked, as it is. Ownership as for {@link #send(BoltFrame, BoltProxyHandler, long, long, Host, ClusterBalancer, String, io.sluice.server.route.Route)}. */
+    boolean sendOneway(BoltFrame frame) {
+        if (saturated()) {
+            return false;
+        }
+        write(frame);
+        return true;
+    }
+
+    private void write(BoltFrame frame) {
+        traffic = true;
         if (state == State.ACTIVE) {
             channel.write(frame, channel.voidPromise());
             scheduleFlush();
@@ -177,15 +211,6 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
             queued.add(frame);
             queuedBytes += frame.frameLength();
         }
-        return true;
-    }
-
-    private int allocateId() {
-        int id;
-        do {
-            id = nextId++;
-        } while (pending.containsKey(id));
-        return id;
     }
 
     /** {@code h} stops reading its client until this connection is writable again (or closed). */
@@ -218,15 +243,32 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
         }
     }
 
-    /** A request's own timeout fired before its response arrived. */
-    void onTimeout(Pending p) {
-        if (pending.get(p.upstreamId) != p) {
+    /** (Re)arms the one timer for the earliest pending deadline; {@code now} is a recent ticker reading. */
+    private void armSweep(long now) {
+        if (sweepTimer != null) {
+            sweepTimer.cancel(false);
+            sweepTimer = null;
+        }
+        if (pending.isEmpty() || state == State.CLOSED) {
             return;
         }
-        pending.remove(p.upstreamId);
-        p.owner.onFailed(p, BoltStatus.TIMEOUT, "no response from " + host.address() + " of cluster " + cluster.name()
-                + " within " + TimeUnit.NANOSECONDS.toMillis(p.timeoutNanos) + " ms", RequestOutcome.UPSTREAM_TIMEOUT,
-                Outcome.TIMEOUT);
+        long at = pending.earliestDeadline();
+        sweepAt = at;
+        sweepTimer = pool.loop().schedule(sweepTask, Math.max(0, at - now), TimeUnit.NANOSECONDS);
+    }
+
+    /** The timer fired: fail what is past its deadline, re-arm for the next one. */
+    private void sweep() {
+        sweepTimer = null;
+        long now = ticker.nanoTime();
+        Pending p;
+        while ((p = pending.pollExpired(now)) != null) {
+            p.owner.onFailed(p, BoltStatus.TIMEOUT, "no response from " + host.address() + " of cluster " + cluster.name()
+                    + " within " + TimeUnit.NANOSECONDS.toMillis(p.timeoutNanos) + " ms", RequestOutcome.UPSTREAM_TIMEOUT,
+                    Outcome.TIMEOUT);
+            pending.recycle(p);
+        }
+        armSweep(now);
         closeIfIdleAndAsked();
     }
 
@@ -234,6 +276,7 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        traffic = true;
         if (msg instanceof BoltFrame f) {
             if (f.type() != BoltType.RESPONSE || f.isHeartbeat()) {
                 f.release(); // heartbeat acks, and requests a server has no business sending
@@ -244,16 +287,16 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
                 f.release(); // late (timed out) or unknown: dropped, as bolt clients do
                 return;
             }
-            p.cancelTimer();
             p.owner.onResponse(p, f);
+            pending.recycle(p); // the timer stays armed: it re-arms itself for whatever is then earliest
             closeIfIdleAndAsked();
         } else if (msg instanceof BoltDecodeError e) {
             if (e.recoverable()) {
                 Pending p = e.hasRequestId() && e.type() == BoltType.RESPONSE ? pending.remove(e.requestId()) : null;
                 if (p != null) {
-                    p.cancelTimer();
                     p.owner.onFailed(p, BoltStatus.CODEC_EXCEPTION, "response from " + host.address() + " rejected: "
                             + e.message(), RequestOutcome.CODEC_ERROR, null);
+                    pending.recycle(p);
                 }
             } else {
                 ctx.close(); // out of sync: everything pending fails with CONNECTION_CLOSED
@@ -271,20 +314,22 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
         ctx.fireChannelWritabilityChanged();
     }
 
-    @Override
-    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
-        if (evt instanceof IdleStateEvent) {
-            if (state != State.ACTIVE) {
-                return;
-            }
-            if (!cluster.hosts().contains(host)) {
-                closeWhenIdle(); // the host left the cluster (reload): let the connection go
-                return;
-            }
-            ctx.writeAndFlush(BoltFrames.heartbeat(ctx.alloc(), framing, allocateId()), ctx.voidPromise());
+    /** Every half keep-alive period: after two quiet checks in a row, a heartbeat (or, if the host left the cluster, closing). */
+    private void checkKeepAlive() {
+        if (traffic) {
+            traffic = false;
+            quietChecks = 0;
             return;
         }
-        ctx.fireUserEventTriggered(evt);
+        if (++quietChecks < 2 || state != State.ACTIVE) {
+            return;
+        }
+        quietChecks = 0;
+        if (!cluster.hosts().contains(host)) {
+            closeWhenIdle(); // the host left the cluster (reload): let the connection go
+            return;
+        }
+        channel.writeAndFlush(BoltFrames.heartbeat(channel.alloc(), framing, pending.nextFreeId()), channel.voidPromise());
     }
 
     @Override
@@ -328,18 +373,23 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
         }
         state = State.CLOSED;
         pool.closed(this);
+        if (keepAliveCheck != null) {
+            keepAliveCheck.cancel(false);
+            keepAliveCheck = null;
+        }
         BoltFrame f;
         while ((f = queued.poll()) != null) {
             f.release();
         }
         queuedBytes = 0;
-        if (!pending.isEmpty()) {
-            Pending[] all = pending.values().toArray(new Pending[0]);
-            pending.clear();
-            for (Pending p : all) {
-                p.cancelTimer();
-                p.owner.onFailed(p, status, message, outcome, hostOutcome);
-            }
+        if (sweepTimer != null) {
+            sweepTimer.cancel(false);
+            sweepTimer = null;
+        }
+        Pending p;
+        while ((p = pending.pollAny()) != null) {
+            p.owner.onFailed(p, status, message, outcome, hostOutcome);
+            pending.recycle(p);
         }
         wakeBlocked();
     }

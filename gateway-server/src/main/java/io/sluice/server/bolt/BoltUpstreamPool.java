@@ -26,16 +26,18 @@ final class BoltUpstreamPool {
     private final EventLoop loop;
     private final Bootstrap bootstrap;
     private final int maxFrameLength;
+    private final io.sluice.core.time.Ticker ticker;
     private final Map<Host, Slots> hosts = new HashMap<>();
     /** Open (or opening) connections, written by the loop only, readable from anywhere. */
     private volatile int open;
 
     private final java.util.function.Function<String, io.netty.channel.ChannelHandler> meters;
 
-    BoltUpstreamPool(EventLoop loop, Transport transport, int maxFrameLength,
+    BoltUpstreamPool(EventLoop loop, Transport transport, int maxFrameLength, io.sluice.core.time.Ticker ticker,
                      java.util.function.Function<String, io.netty.channel.ChannelHandler> meters) {
         this.meters = meters;
         this.loop = loop;
+        this.ticker = ticker;
         this.maxFrameLength = maxFrameLength;
         this.bootstrap = transport.upstreamBootstrap(loop);
     }
@@ -66,7 +68,7 @@ final class BoltUpstreamPool {
         int i = (s.next[kind]++ & Integer.MAX_VALUE) % n;
         BoltUpstreamConnection c = set[i];
         if (c == null || c.isClosed()) {
-            c = new BoltUpstreamConnection(this, host, cluster, framing, maxFrameLength);
+            c = new BoltUpstreamConnection(this, host, cluster, framing, maxFrameLength, ticker);
             set[i] = c;
             open++;
             c.connect(bootstrap, meters.apply(cluster.name()));

@@ -1,54 +1,62 @@
 package io.sluice.server.bolt;
 
-import io.netty.util.concurrent.ScheduledFuture;
 import io.sluice.codec.bolt.BoltFraming;
 import io.sluice.core.cluster.Host;
 import io.sluice.lb.ClusterBalancer;
 
 /**
  * One two-way request in flight on an upstream connection, keyed there by its upstream id: who
- * asked (downstream handler, original id, framing), where it went, and its timeout. It is its own
- * timeout task, so tracking a request costs one object and one scheduled task. Event loop only.
+ * asked (downstream handler, original id, framing), where it went, and when it times out. It is
+ * also the node of its connection's deadline list ({@link #prev}/{@link #next}), so tracking a
+ * request allocates nothing: the connection recycles its entries ({@link BoltUpstreamConnection})
+ * once the owner has been told the outcome. Owners must not keep a reference after
+ * {@link BoltProxyHandler#onResponse} / {@link BoltProxyHandler#onFailed} return. Event loop only.
  */
-final class Pending implements Runnable {
+final class Pending {
 
-    final BoltProxyHandler owner;
-    final int originalId;
-    final BoltFraming framing;
-    final long startNanos;
-    final long timeoutNanos;
-    final Host host;
-    final ClusterBalancer cluster;
+    BoltProxyHandler owner;
+    int originalId;
+    BoltFraming framing;
+    long startNanos;
+    long timeoutNanos;
+    /** {@code startNanos + timeoutNanos}, on the gateway's ticker. */
+    long deadlineNanos;
+    Host host;
+    ClusterBalancer cluster;
     /** "service#method" for the access log (null when it is off). */
     String target;
     /** The route it took (null: the default cluster), for its meters. */
     io.sluice.server.route.Route route;
-    BoltUpstreamConnection connection;
     int upstreamId;
-    ScheduledFuture<?> timer;
+    /** Which deadline list of the connection holds it (-1: none). */
+    int list = -1;
+    Pending prev;
+    Pending next;
 
-    Pending(BoltProxyHandler owner, int originalId, BoltFraming framing, long startNanos, long timeoutNanos,
-            Host host, ClusterBalancer cluster) {
+    void set(BoltProxyHandler owner, int originalId, BoltFraming framing, long startNanos, long timeoutNanos,
+             Host host, ClusterBalancer cluster, String target, io.sluice.server.route.Route route) {
         this.owner = owner;
+        this.route = route;
         this.originalId = originalId;
         this.framing = framing;
         this.startNanos = startNanos;
         this.timeoutNanos = timeoutNanos;
+        this.deadlineNanos = startNanos + timeoutNanos;
         this.host = host;
         this.cluster = cluster;
+        this.target = target;
     }
 
-    /** The timeout fired. */
-    @Override
-    public void run() {
-        timer = null;
-        connection.onTimeout(this);
-    }
-
-    void cancelTimer() {
-        if (timer != null) {
-            timer.cancel(false);
-            timer = null;
-        }
+    /** Forgets everything it points to, so a recycled entry keeps nothing alive. */
+    void clear() {
+        owner = null;
+        framing = null;
+        host = null;
+        cluster = null;
+        target = null;
+        route = null;
+        prev = null;
+        next = null;
+        list = -1;
     }
 }

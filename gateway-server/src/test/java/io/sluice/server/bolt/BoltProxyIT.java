@@ -107,6 +107,8 @@ class BoltProxyIT {
                 listener("bolt", List.of(), "echo"),
                 listener("slow", List.of(), "slow"),
                 listener("doomed", List.of(), "doomed"),
+                new ListenerConfig("brief", Protocol.BOLT, "127.0.0.1", 0, List.of(), null,
+                        new BoltOptions(4 << 20, Duration.ofMillis(600), "echo")),
                 listener("strict", List.of(new RouteConfig("sofa", new RouteMatch(null, null, null, null,
                         StringMatch.exact(SOFA_SERVICE), null), "echo", null, null)), null));
         gw = GatewayFixture.start(new GatewayConfig(listeners, clusters, AdminConfig.disabled(),
@@ -362,6 +364,20 @@ class BoltProxyIT {
     }
 
     // ------------------------------------------------------------------ heartbeats and bad input
+
+    @Test
+    void idleClientsAreClosedWhileHeartbeatingOnesStay() throws Exception {
+        try (RawBolt quiet = new RawBolt(gw.port("brief")); RawBolt beating = new RawBolt(gw.port("brief"))) {
+            for (int i = 1; i <= 8; i++) { // 1.6 s: well over the 600 ms idle timeout (closed after 600-750 ms)
+                beating.write(RawBolt.heartbeat(BoltFraming.V1, i));
+                assertThat(beating.read().id()).isEqualTo(i);
+                Thread.sleep(200);
+            }
+            assertThat(quiet.closedByPeer()).as("a connection with no traffic is closed").isTrue();
+            beating.write(RawBolt.heartbeat(BoltFraming.V1, 99));
+            assertThat(beating.read().id()).as("heartbeats keep a connection open").isEqualTo(99);
+        }
+    }
 
     @Test
     void clientHeartbeatsAreAnsweredByTheGateway() throws Exception {
