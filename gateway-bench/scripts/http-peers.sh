@@ -263,7 +263,7 @@ parse() { # raw -> "rps ok failed p50 p75 p90 p95 p99 max" (microseconds)
     pc() { to_us "$(awk -v p="$1%" '$1 == p {print $2; exit}' "$raw")"; }
     p50=$(pc 50); p75=$(pc 75); p90=$(pc 90); p99=$(pc 99); mx=$(pc 100)
     [ -z "$mx" ] && mx=$(to_us "$(awk '/Latency/ && NF >= 4 {print $4; exit}' "$raw")")
-    echo "${rps:-0} $(( ${reqs:-0} - errs )) $errs ${p50:-} ${p75:-} ${p90:-} ${p90:-} ${p99:-} ${mx:-}"
+    echo "${rps:-0} $(( ${reqs:-0} - errs )) $errs ${p50:-} ${p75:-} ${p90:-} - ${p99:-} ${mx:-}"
   fi
 }
 
@@ -291,7 +291,7 @@ measure() { # scenario target rep attempt clientcpu
              100 * ct / hz / w, 100 * kt / hz / w, f, w, (f <= mf) }')
   IFS=$'\t' read -r c_pt c_us c_pct c_cl c_bk c_fo c_w clean <<<"$row"
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$sc" "$t" "$rep" "$att" \
-      "${rps:-0}" "${ok:-0}" "${failed:-0}" "${p50:-}" "${p75:-}" "${p90:-}" "${p95:-}" "${p99:-}" "${mx:-}" \
+      "${rps:-0}" "${ok:-0}" "${failed:-0}" "${p50:-}" "${p75:-}" "${p90:-}" "${p95/#-/}" "${p99:-}" "${mx:-}" \
       "$c_pt" "$c_us" "$c_pct" "${peak:-0}" "$c_cl" "$c_bk" "$c_fo" "$c_w" "$clean" >>"$OUT/runs.tsv"
   log "$(printf '%-10s %-8s rep%s %9s req/s  p50 %7s us  p99 %7s us  failed %s  proxy %5s us/req (%s%%)  peak rss %s kB  foreign %s%%%s' \
       "$sc" "$t" "$rep" "${rps:-0}" "${p50:-?}" "${p99:-?}" "${failed:-?}" "$c_us" "$c_pct" "${peak:-0}" "$c_fo" "$( [ "$clean" = 1 ] || echo '  NOISY')")"
