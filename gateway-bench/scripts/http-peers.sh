@@ -27,7 +27,7 @@
 # (nginx), 28081 (HAProxy).
 # Everything binds 127.0.0.1, is bounded in time, and is stopped by PID on exit.
 #
-# usage: http-peers.sh [--out DIR] [--reps N] [-D SECS] [--scenarios "percore rate2000 churn scaleout"]
+# usage: http-peers.sh [--out DIR] [--reps N] [-D SECS] [--warm SECS] [--scenarios "percore rate2000 churn scaleout"]
 #                      [--targets "gateway gateway-uring nginx haproxy"] [--churn-n N] [--gateway-jar JAR] [--quick]
 #                      [--quiet-wait S] [--max-foreign PCT]
 set -euo pipefail
@@ -50,6 +50,7 @@ while [ $# -gt 0 ]; do
     --out) OUT=$2; shift 2;;
     --reps) REPS=$2; shift 2;;
     -D) D=$2; shift 2;;
+    --warm) WARM=$2; shift 2;;
     --scenarios) SCENARIOS=$2; shift 2;;
     --targets) TARGETS=${2//direct/}; shift 2;;
     --churn-n) CHURN_N=$2; shift 2;;
@@ -61,7 +62,7 @@ while [ $# -gt 0 ]; do
     *) echo "unknown option $1" >&2; exit 2;;
   esac
 done
-[[ $REPS =~ ^[0-9]+$ && $D =~ ^[0-9]+$ && $D -le 120 && $REPS -le 10 && $CHURN_N =~ ^[0-9]+$ ]] || { echo "bad --reps/-D/--churn-n" >&2; exit 2; }
+[[ $REPS =~ ^[0-9]+$ && $D =~ ^[0-9]+$ && $WARM =~ ^[0-9]+$ && $WARM -le 300 && $D -le 120 && $REPS -le 10 && $CHURN_N =~ ^[0-9]+$ ]] || { echo "bad --reps/-D/--churn-n" >&2; exit 2; }
 mkdir -p "$OUT/raw" "$OUT/run"
 OUT=$(realpath "$OUT")
 RUN=$OUT/run
