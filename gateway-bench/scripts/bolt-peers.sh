@@ -68,14 +68,11 @@ mkdir -p "$OUT/raw" "$OUT/run"
 OUT=$(realpath "$OUT")
 RUN=$OUT/run
 HZ=$(getconf CLK_TCK)
-log() { echo "[$(date +%H:%M:%S)] $*" | tee -a "$OUT/log.txt" >&2; }
 
 declare -A PID_OF=()
-cleanup() {
-  for n in "${!PID_OF[@]}"; do kill -TERM -- "-${PID_OF[$n]}" 2>/dev/null || kill "${PID_OF[$n]}" 2>/dev/null || true; done
-  sleep 1
-  for n in "${!PID_OF[@]}"; do kill -KILL -- "-${PID_OF[$n]}" 2>/dev/null || true; done
-}
+# shared helpers: log, start/stop by PID, ports, CPU accounting
+# shellcheck source=lib/bench-common.sh
+. "$ROOT/gateway-bench/scripts/lib/bench-common.sh"
 trap cleanup EXIT
 
 # ---- the load generator ------------------------------------------------------------------------
@@ -89,15 +86,8 @@ MOSN_BIN=${MOSN:-$(command -v mosn || true)}
 if [ -z "$MOSN_BIN" ]; then log "mosn not on PATH (set MOSN=/path): MOSN left out"; TARGETS=${TARGETS//mosn/}; fi
 if ! command -v haproxy >/dev/null; then log "haproxy not installed (apt-get install -y haproxy): HAProxy left out"; TARGETS=${TARGETS//haproxy-l4/}; fi
 
-port_busy() { ss -Hltn "sport = :$1" | grep -q .; }
 for p in 12200 12201 29902 31301 31303 31311; do port_busy $p && { echo "port $p in use" >&2; exit 1; }; done
 
-start() { # name cpu cmd...  (own session: $! is the process and its group)
-  local name=$1 cpu=$2; shift 2
-  setsid taskset -c "$cpu" "$@" >"$RUN/$name.log" 2>&1 &
-  PID_OF[$name]=$!
-}
-wait_port() { for _ in $(seq 150); do port_busy "$1" && return 0; sleep 0.2; done; log "WARN nothing listens on $1"; return 1; }
 
 # ---- configs -----------------------------------------------------------------------------------
 gw_config() { # file listen-port upstream-port admin-port
@@ -188,33 +178,7 @@ if [[ " $SCENARIOS " == *" sidecar "* ]]; then
 fi
 
 # ---- CPU accounting ----------------------------------------------------------------------------
-ticks() { # utime+stime of the given pids and their descendants (threads included)
-  local sum=0 p s c
-  for p in "$@"; do
-    [ -r "/proc/$p/stat" ] || continue
-    s=$(sed 's/^.*) //' "/proc/$p/stat" 2>/dev/null) || continue
-    set -- $s; sum=$(( sum + ${12} + ${13} ))
-    for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do sum=$(( sum + $(ticks "$c") )); done
-  done
-  echo $sum
-}
-all_ours() { ticks "${PID_OF[@]}"; }
-busy() { awk '/^cpu0 |^cpu1 / { b += $2+$3+$4+$7+$8+$9 } END { print b }' /proc/stat; }
 rss_kb() { local s=0 p; for p in "$@"; do s=$(( s + $(awk '/^VmRSS/ {print $2}' "/proc/$p/status" 2>/dev/null || echo 0) )); done; echo $s; }
-foreign_pct() { # over about S seconds while our fleet is idle (percent of one core, of 200 on 2 CPUs)
-  local b0 o0 b1 o1 t0 t1; o0=$(all_ours); t0=$(date +%s%N); b0=$(busy); sleep "$1"; b1=$(busy); t1=$(date +%s%N); o1=$(all_ours)
-  echo $(( ( (b1 - b0) - (o1 - o0) ) * 100 * 1000000000 / HZ / (t1 - t0) ))
-}
-quiet_gate() {
-  local waited=0 f
-  while :; do
-    f=$(foreign_pct 1)
-    [ "$f" -le "$MAX_FOREIGN" ] && return 0
-    [ "$waited" -ge "$QUIET_WAIT" ] && { log "host busy (foreign ${f}% of a core) after ${waited}s wait; measuring anyway"; return 0; }
-    [ "$waited" = 0 ] && log "host busy (foreign ${f}% of a core); waiting up to ${QUIET_WAIT}s"
-    sleep 1; waited=$(( waited + 2 ))
-  done
-}
 
 load_args() { # scenario
   case $1 in

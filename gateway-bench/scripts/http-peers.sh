@@ -67,7 +67,10 @@ mkdir -p "$OUT/raw" "$OUT/run"
 OUT=$(realpath "$OUT")
 RUN=$OUT/run
 HZ=$(getconf CLK_TCK)
-log() { echo "[$(date +%H:%M:%S)] $*" | tee -a "$OUT/log.txt" >&2; }
+declare -A PID_OF=()
+# shared helpers: log, start/stop by PID, ports, CPU accounting
+# shellcheck source=lib/bench-common.sh
+. "$ROOT/gateway-bench/scripts/lib/bench-common.sh"
 
 # ---- tools -------------------------------------------------------------------------------------
 need_pkg() { # command package
@@ -83,24 +86,11 @@ need_pkg ab apache2-utils || { log "ab not available: churn left out"; SCENARIOS
 need_pkg haproxy haproxy || { log "haproxy not available: HAProxy left out"; TARGETS=${TARGETS//haproxy/}; }
 [ -f "$GW_JAR" ] && [ -f "$BENCH" ] || { echo "build first: ./mvnw -B -q -pl gateway-bench -am package -DskipTests" >&2; exit 1; }
 
-port_busy() { ss -Hltn "sport = :$1" | grep -q .; }
 for p in 18080 18081 18082 18083 18084 29080 29081 29901 29904 28080 28081; do port_busy $p && { echo "port $p in use" >&2; exit 1; }; done
 
-declare -A PID_OF=()
-cleanup() {
-  for n in "${!PID_OF[@]}"; do kill -TERM -- "-${PID_OF[$n]}" 2>/dev/null || kill "${PID_OF[$n]}" 2>/dev/null || true; done
-  sleep 1
-  for n in "${!PID_OF[@]}"; do kill -KILL -- "-${PID_OF[$n]}" 2>/dev/null || true; done
-}
 trap cleanup EXIT
-start() { # name cpu cmd...   (own session: $! is the process and its group)
-  local name=$1 cpu=$2; shift 2
-  setsid taskset -c "$cpu" "$@" >"$RUN/$name.log" 2>&1 &
-  PID_OF[$name]=$!
-}
 stop() { local p=${PID_OF[$1]:-}; [ -n "$p" ] || return 0; kill -TERM -- "-$p" 2>/dev/null || true
          for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done; kill -KILL -- "-$p" 2>/dev/null || true; unset "PID_OF[$1]"; }
-wait_port() { for _ in $(seq 150); do port_busy "$1" && return 0; sleep 0.2; done; log "WARN nothing listens on $1"; return 1; }
 
 # ---- configs -----------------------------------------------------------------------------------
 body() { head -c "$1" /dev/zero | tr '\0' "$2"; }
@@ -205,34 +195,8 @@ start_proxies() { # backends cpu workers
 stop_proxies() { for t in gateway gateway-uring nginx haproxy; do stop "$t"; done; }
 
 # ---- CPU and memory accounting -----------------------------------------------------------------
-ticks() {
-  local sum=0 p s c
-  for p in "$@"; do
-    [ -r "/proc/$p/stat" ] || continue
-    s=$(sed 's/^.*) //' "/proc/$p/stat" 2>/dev/null) || continue
-    set -- $s; sum=$(( sum + ${12} + ${13} ))
-    for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do sum=$(( sum + $(ticks "$c") )); done
-  done
-  echo $sum
-}
 tree() { local p c; for p in "$@"; do echo "$p"; for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do tree "$c"; done; done; }
-all_ours() { ticks "${PID_OF[@]}"; }
-busy() { awk '/^cpu0 |^cpu1 / { b += $2+$3+$4+$7+$8+$9 } END { print b }' /proc/stat; }
 rss_kb() { local s=0 p; for p in $(tree "$@"); do s=$(( s + $(awk '/^VmRSS/ {print $2}' "/proc/$p/status" 2>/dev/null || echo 0) )); done; echo $s; }
-foreign_pct() {
-  local b0 o0 b1 o1 t0 t1; o0=$(all_ours); t0=$(date +%s%N); b0=$(busy); sleep "$1"; b1=$(busy); t1=$(date +%s%N); o1=$(all_ours)
-  echo $(( ( (b1 - b0) - (o1 - o0) ) * 100 * 1000000000 / HZ / (t1 - t0) ))
-}
-quiet_gate() {
-  local waited=0 f
-  while :; do
-    f=$(foreign_pct 1)
-    [ "$f" -le "$MAX_FOREIGN" ] && return 0
-    [ "$waited" -ge "$QUIET_WAIT" ] && { log "host busy (foreign ${f}% of a core) after ${waited}s; measuring anyway"; return 0; }
-    [ "$waited" = 0 ] && log "host busy (foreign ${f}% of a core); waiting up to ${QUIET_WAIT}s"
-    sleep 1; waited=$(( waited + 2 ))
-  done
-}
 
 # ---- load generators and their reports --------------------------------------------------------
 to_us() { awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) print int(n); else if (v ~ /ms$/) print int(n * 1000);

@@ -1,0 +1,52 @@
+# Shared by the scenario scripts (bolt-peers.sh, http-peers.sh): logging, starting and stopping
+# processes by PID, waiting for ports, and CPU accounting (our processes vs "foreign" work).
+# Expects OUT, RUN, HZ, MAX_FOREIGN, QUIET_WAIT and an associative array PID_OF from the caller.
+
+log() { echo "[$(date +%H:%M:%S)] $*" | tee -a "$OUT/log.txt" >&2; }
+
+cleanup() {
+  for n in "${!PID_OF[@]}"; do kill -TERM -- "-${PID_OF[$n]}" 2>/dev/null || kill "${PID_OF[$n]}" 2>/dev/null || true; done
+  sleep 1
+  for n in "${!PID_OF[@]}"; do kill -KILL -- "-${PID_OF[$n]}" 2>/dev/null || true; done
+}
+
+port_busy() { ss -Hltn "sport = :$1" | grep -q .; }
+
+start() { # name cpu cmd...   (own session: $! is the process and its group)
+  local name=$1 cpu=$2; shift 2
+  setsid taskset -c "$cpu" "$@" >"$RUN/$name.log" 2>&1 &
+  PID_OF[$name]=$!
+}
+
+wait_port() { for _ in $(seq 150); do port_busy "$1" && return 0; sleep 0.2; done; log "WARN nothing listens on $1"; return 1; }
+
+ticks() {
+  local sum=0 p s c
+  for p in "$@"; do
+    [ -r "/proc/$p/stat" ] || continue
+    s=$(sed 's/^.*) //' "/proc/$p/stat" 2>/dev/null) || continue
+    set -- $s; sum=$(( sum + ${12} + ${13} ))
+    for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do sum=$(( sum + $(ticks "$c") )); done
+  done
+  echo $sum
+}
+
+all_ours() { ticks "${PID_OF[@]}"; }
+
+busy() { awk '/^cpu0 |^cpu1 / { b += $2+$3+$4+$7+$8+$9 } END { print b }' /proc/stat; }
+
+foreign_pct() {
+  local b0 o0 b1 o1 t0 t1; o0=$(all_ours); t0=$(date +%s%N); b0=$(busy); sleep "$1"; b1=$(busy); t1=$(date +%s%N); o1=$(all_ours)
+  echo $(( ( (b1 - b0) - (o1 - o0) ) * 100 * 1000000000 / HZ / (t1 - t0) ))
+}
+
+quiet_gate() {
+  local waited=0 f
+  while :; do
+    f=$(foreign_pct 1)
+    [ "$f" -le "$MAX_FOREIGN" ] && return 0
+    [ "$waited" -ge "$QUIET_WAIT" ] && { log "host busy (foreign ${f}% of a core) after ${waited}s; measuring anyway"; return 0; }
+    [ "$waited" = 0 ] && log "host busy (foreign ${f}% of a core); waiting up to ${QUIET_WAIT}s"
+    sleep 1; waited=$(( waited + 2 ))
+  done
+}
