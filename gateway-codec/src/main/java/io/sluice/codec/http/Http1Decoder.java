@@ -289,14 +289,8 @@ public final class Http1Decoder extends ByteToMessageDecoder {
                         ? "whitespace between header name and colon" : "malformed header line");
                 return;
             }
-            int vs = colon + 1;
-            while (vs < le && isOws(in.getByte(vs))) {
-                vs++;
-            }
-            int ve = le;
-            while (ve > vs && isOws(in.getByte(ve - 1))) {
-                ve--;
-            }
+            int vs = skipOws(in, colon + 1, le);
+            int ve = trimOwsEnd(in, vs, le);
             if (ve > vs && in.forEachByte(vs, ve - vs, CTL) >= 0) {
                 fail(in, out, requests ? 400 : 502, "control character in value of header "
                         + in.toString(ls, colon - ls, java.nio.charset.StandardCharsets.ISO_8859_1));
@@ -558,35 +552,46 @@ public final class Http1Decoder extends ByteToMessageDecoder {
     }
 
     private static boolean nextIsDigit(ByteBuf in, int i, int end) {
-        int j = i + 1;
-        while (j < end && isOws(in.getByte(j))) {
-            j++;
-        }
+        int j = skipOws(in, i + 1, end);
         return j < end && in.getByte(j) >= '0' && in.getByte(j) <= '9';
+    }
+
+    /** The first index in {@code [from, to)} that is not optional whitespace, or {@code to}. */
+    private static int skipOws(ByteBuf in, int from, int to) {
+        while (from < to && isOws(in.getByte(from))) {
+            from++;
+        }
+        return from;
+    }
+
+    /** The end of {@code [from, to)} without its trailing optional whitespace. */
+    private static int trimOwsEnd(ByteBuf in, int from, int to) {
+        while (to > from && isOws(in.getByte(to - 1))) {
+            to--;
+        }
+        return to;
+    }
+
+    /** The end of the comma-separated list element starting at {@code from} (its comma, or {@code end}). */
+    private static int elementEnd(ByteBuf in, int from, int end) {
+        int comma = in.indexOf(from, end, (byte) ',');
+        return comma < 0 ? end : comma;
     }
 
     /** 1 if the last coding is chunked, 0 if not, -1 if chunked appears before the end. */
     private static int lastTokenIsChunked(ByteBuf in, int start, int end) {
         int result = 0;
-        int ts = start;
-        for (int i = start; i <= end; i++) {
-            if (i == end || in.getByte(i) == ',') {
-                int s = ts;
-                int e = i;
-                while (s < e && isOws(in.getByte(s))) {
-                    s++;
+        for (int ts = start; ts <= end; ) {
+            int te = elementEnd(in, ts, end);
+            int s = skipOws(in, ts, te);
+            int e = trimOwsEnd(in, s, te);
+            if (e > s) {
+                if (result > 0) {
+                    return -1; // something after chunked
                 }
-                while (e > s && isOws(in.getByte(e - 1))) {
-                    e--;
-                }
-                if (e > s) {
-                    if (result > 0) {
-                        return -1; // something after chunked
-                    }
-                    result = e - s == 7 && equalsLower(in, s, "chunked") ? 1 : 0;
-                }
-                ts = i + 1;
+                result = e - s == 7 && equalsLower(in, s, "chunked") ? 1 : 0;
             }
+            ts = te + 1;
         }
         return result;
     }
@@ -594,26 +599,18 @@ public final class Http1Decoder extends ByteToMessageDecoder {
     /** Bits: 1 close, 2 keep-alive, 4 another token (a header to treat as hop-by-hop). */
     private static int connectionTokens(ByteBuf in, int start, int end) {
         int flags = 0;
-        int ts = start;
-        for (int i = start; i <= end; i++) {
-            if (i == end || in.getByte(i) == ',') {
-                int s = ts;
-                int e = i;
-                while (s < e && isOws(in.getByte(s))) {
-                    s++;
-                }
-                while (e > s && isOws(in.getByte(e - 1))) {
-                    e--;
-                }
-                if (e - s == 5 && equalsLower(in, s, "close")) {
-                    flags |= 1;
-                } else if (e - s == 10 && equalsLower(in, s, "keep-alive")) {
-                    flags |= 2;
-                } else if (e > s) {
-                    flags |= 4;
-                }
-                ts = i + 1;
+        for (int ts = start; ts <= end; ) {
+            int te = elementEnd(in, ts, end);
+            int s = skipOws(in, ts, te);
+            int e = trimOwsEnd(in, s, te);
+            if (e - s == 5 && equalsLower(in, s, "close")) {
+                flags |= 1;
+            } else if (e - s == 10 && equalsLower(in, s, "keep-alive")) {
+                flags |= 2;
+            } else if (e > s) {
+                flags |= 4;
             }
+            ts = te + 1;
         }
         return flags;
     }
