@@ -1,18 +1,17 @@
 package io.sluice.server;
 
+import io.sluice.server.testing.ProcessOutput;
+
 import io.sluice.server.testing.TestBackend;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -20,7 +19,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -69,7 +67,7 @@ class ConfigWatchIT {
                     "-Xmx256m", "-jar", JAR.toString(), "-c", file.toString(), "--watch")
                     .redirectErrorStream(true).start();
             try {
-                BlockingQueue<String> out = lines(p);
+                BlockingQueue<String> out = ProcessOutput.lines(p);
                 int port = Integer.parseInt(await(out, Pattern.compile("listener\\s+web\\s+http://127\\.0\\.0\\.1:(\\d+)")));
                 int admin = Integer.parseInt(await(out, Pattern.compile("admin\\s+http://127\\.0\\.0\\.1:(\\d+)/")));
                 assertThat(await(out, Pattern.compile("^stop:.*(watched every 200ms)"))).isNotNull();
@@ -122,24 +120,6 @@ class ConfigWatchIT {
             }
             assertThat(r.body()).as("output so far:%n%s", String.join("\n", output)).isEqualTo(body);
         });
-    }
-
-    /** Reads the process output on a thread. */
-    private BlockingQueue<String> lines(Process p) {
-        BlockingQueue<String> q = new LinkedBlockingQueue<>();
-        Thread t = new Thread(() -> {
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-                String line;
-                while ((line = r.readLine()) != null) {
-                    q.add(line);
-                }
-            } catch (IOException e) {
-                // process gone
-            }
-        }, "jar-output");
-        t.setDaemon(true);
-        t.start();
-        return q;
     }
 
     /** Waits for a line matching {@code pattern}; returns its first group (or the line). */

@@ -1,5 +1,7 @@
 package io.sluice.server;
 
+import io.sluice.server.testing.ProcessOutput;
+
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -18,7 +20,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -95,24 +96,6 @@ class JarIT {
         }
     }
 
-    /** Reads the process output on a thread; {@link #await} waits for a line containing a text. */
-    private static BlockingQueue<String> lines(Process p) {
-        BlockingQueue<String> q = new LinkedBlockingQueue<>();
-        Thread t = new Thread(() -> {
-            try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-                String line;
-                while ((line = r.readLine()) != null) {
-                    q.add(line);
-                }
-            } catch (IOException e) {
-                // process gone
-            }
-        }, "jar-output");
-        t.setDaemon(true);
-        t.start();
-        return q;
-    }
-
     private static String await(BlockingQueue<String> q, String text) throws InterruptedException {
         StringBuilder seen = new StringBuilder();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
@@ -145,7 +128,7 @@ class JarIT {
         Files.writeString(file, config);
         Process p = start("-c", file.toString());
         try {
-            BlockingQueue<String> out = lines(p);
+            BlockingQueue<String> out = ProcessOutput.lines(p);
             await(out, "stop:");
             Files.writeString(file, config.replace("\"weight\": 1", "\"weight\": 5"));
             hangup(p);
