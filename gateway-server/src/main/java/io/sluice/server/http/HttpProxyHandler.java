@@ -439,8 +439,9 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
                 return;
             }
             if (responseStarted) {
-                resp.release(); // a second response to one request: the connection is broken
+                resp.release(); // a second response to one request: the upstream connection is broken
                 abortUpstream(Outcome.RESET);
+                failMidResponse();
                 return;
             }
             onResponseHead(resp);
@@ -476,10 +477,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         } else if (msg instanceof HttpDecodeError err) {
             abortUpstream(Outcome.RESET);
             if (responseStarted) {
-                finishExchange(RequestOutcome.UPSTREAM_RESET, status);
-                state = State.CLOSED;
-                releaseQueue();
-                ctx.close(); // the client cannot be told; a truncated response must not look complete
+                failMidResponse();
             } else {
                 failUpstream("malformed response from upstream " + host.address() + ": " + err.reason());
             }
@@ -563,10 +561,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         upstreamHandler = null;
         if (responseStarted) {
             cluster.onOutcome(host, Outcome.RESET);
-            finishExchange(RequestOutcome.UPSTREAM_RESET, status);
-            state = State.CLOSED;
-            releaseQueue();
-            ctx.close(); // the client cannot be told; a truncated response must not look complete
+            failMidResponse();
             return;
         }
         if (reusedConnection && !retried && retryHead != null) {
@@ -577,6 +572,14 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         }
         cluster.onOutcome(host, Outcome.RESET);
         failUpstream("upstream " + host.address() + " closed the connection before responding");
+    }
+
+    /** The upstream failed after the response head went out: the client cannot be told, only cut off. */
+    private void failMidResponse() {
+        finishExchange(RequestOutcome.UPSTREAM_RESET, status);
+        state = State.CLOSED;
+        releaseQueue();
+        ctx.close(); // a truncated response must not look complete
     }
 
     private void failUpstream(String reason) {
