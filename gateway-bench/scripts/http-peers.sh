@@ -26,6 +26,7 @@
 # (nginx), 28081 (HAProxy).
 # Everything binds 127.0.0.1, is bounded in time, and is stopped by PID on exit.
 #
+# Warm-up: --warm SECS per target, in cycles of at most 10 s on fresh connections (see warm()).
 # usage: http-peers.sh [--out DIR] [--reps N] [-D SECS] [--warm SECS] [--scenarios "percore rate2000 churn scaleout"]
 #                      [--targets "gateway gateway-uring nginx haproxy"] [--churn-n N] [--gateway-jar JAR] [--quick]
 #                      [--quiet-wait S] [--max-foreign PCT]
@@ -278,8 +279,14 @@ matrix() { # "scenarios" "targets" clientcpu
     done
   done
 }
-warm() { for t in $1; do [ "$t" = direct ] && continue; log "warm-up $t (${WARM}s)"
-         timeout $(( WARM + 30 )) taskset -c "$2" java -Xmx256m -jar "$BENCH" http-load -t 1 -c 64 -d "${WARM}s" "http://127.0.0.1:$(port_of "$t")/1k" >"$OUT/raw/warmup-$t.txt" 2>&1 || true; done; }
+# Warm-up in cycles of at most 10 s, each on fresh connections: a JIT-compiled proxy first meets
+# connection close and accept at the end of a load run, deoptimizes the hot loop there and runs
+# slower code until it is recompiled; a single long warm-up leaves that to the first measured run.
+warm() { local t c n=$(( (WARM + 9) / 10 )); for t in $1; do [ "$t" = direct ] && continue; log "warm-up $t (${WARM}s in $n cycles)"
+         : >"$OUT/raw/warmup-$t.txt"
+         for c in $(seq "$n"); do
+           timeout $(( WARM / n + 30 )) taskset -c "$2" java -Xmx256m -jar "$BENCH" http-load -t 1 -c 64 -d "$(( WARM / n ))s" "http://127.0.0.1:$(port_of "$t")/1k" >>"$OUT/raw/warmup-$t.txt" 2>&1 || true
+         done; done; }
 
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 backend_config

@@ -41,12 +41,15 @@ public final class BoltFrame extends DefaultByteBufHolder {
     private final int classLength;
     private final int headerLength;
     private final int contentLength;
+    /** The same buffer as {@link #content()}, read without its per-call accessibility check. */
+    private final ByteBuf buf;
     private String className;
 
     /** Takes ownership of {@code frame}, whose readable bytes are exactly one well-formed frame. */
     BoltFrame(ByteBuf frame, int protocol, int ver1, int switchByte, BoltType type, int cmdCode, int ver2,
               int codec, int timeoutOrStatus, int classLength, int headerLength, int contentLength) {
         super(frame);
+        this.buf = frame;
         this.protocol = (byte) protocol;
         this.ver1 = (byte) ver1;
         this.switchByte = (byte) switchByte;
@@ -124,7 +127,6 @@ public final class BoltFrame extends DefaultByteBufHolder {
 
     /** The request id as currently in the bytes (after any {@link #rewriteRequestId}). */
     public int requestId() {
-        ByteBuf buf = content();
         return buf.getInt(buf.readerIndex() + requestIdOffset());
     }
 
@@ -138,7 +140,6 @@ public final class BoltFrame extends DefaultByteBufHolder {
      * The frame can then be written as it is.
      */
     public void rewriteRequestId(int requestId) {
-        ByteBuf buf = content();
         int start = buf.readerIndex();
         buf.setInt(start + requestIdOffset(), requestId);
         if (hasCrc()) {
@@ -183,6 +184,14 @@ public final class BoltFrame extends DefaultByteBufHolder {
     /** classLength + headerLength + contentLength. */
     public int bodyLength() {
         return classLength + headerLength + contentLength;
+    }
+
+    /**
+     * The frame's bytes, handing this frame's reference on: for writing the frame to a channel as
+     * it is (no encoder needed, no extra reference count traffic). The frame must not be used after.
+     */
+    public ByteBuf takeBytes() {
+        return buf;
     }
 
     /** Total bytes of the frame including any CRC trailer; equals {@code content().readableBytes()}. */
@@ -241,7 +250,7 @@ public final class BoltFrame extends DefaultByteBufHolder {
      * is not decoded again.
      */
     public String service(String likely) {
-        return headerLength == 0 ? null : BoltHeaders.find(content(), headerIndex(), headerLength, KEY_SERVICE, likely);
+        return headerLength == 0 ? null : BoltHeaders.find(buf, headerIndex(), headerLength, KEY_SERVICE, likely);
     }
 
     /** Header {@code sofa_head_target_service}, or {@code null}. */
@@ -260,7 +269,7 @@ public final class BoltFrame extends DefaultByteBufHolder {
     }
 
     private String header(byte[] key) {
-        return headerLength == 0 ? null : BoltHeaders.find(content(), headerIndex(), headerLength, key);
+        return headerLength == 0 ? null : BoltHeaders.find(buf, headerIndex(), headerLength, key);
     }
 
     /** The whole header map, decoded (for tests and admin views, not the data path). */
@@ -269,7 +278,7 @@ public final class BoltFrame extends DefaultByteBufHolder {
     }
 
     private int classIndex() {
-        return content().readerIndex() + fixedHeaderLength();
+        return buf.readerIndex() + fixedHeaderLength();
     }
 
     private int headerIndex() {

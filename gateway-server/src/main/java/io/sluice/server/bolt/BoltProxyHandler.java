@@ -322,7 +322,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
 
     private void write(BoltFrame frame) {
         traffic = true;
-        ctx.write(frame, ctx.voidPromise());
+        ctx.write(frame.takeBytes(), ctx.voidPromise()); // the frame is its wire form
         if (!flushScheduled) {
             flushScheduled = true;
             ctx.executor().execute(flushTask); // one flush per loop iteration, however many responses

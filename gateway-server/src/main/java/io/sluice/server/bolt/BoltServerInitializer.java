@@ -4,13 +4,12 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.sluice.codec.bolt.BoltFrameDecoder;
-import io.sluice.codec.bolt.BoltFrameEncoder;
 import io.sluice.core.config.BoltOptions;
 
 /**
  * Builds a downstream Bolt pipeline:
- * {@code bolt-frame-decoder → bolt-frame-encoder → bolt-proxy}. Shared by all connections of a
- * listener; each connection gets fresh handlers (the encoder is stateless and shared). The proxy
+ * {@code [meter →] bolt-frame-decoder → bolt-proxy}. Shared by all connections of a listener;
+ * each connection gets fresh handlers. Frames are written as their bytes (no encoder). The proxy
  * handler tracks idleness itself (see {@link BoltProxyHandler}): Netty's {@code IdleStateHandler}
  * would turn every write's void promise into a real one with a listener.
  */
@@ -34,7 +33,6 @@ public final class BoltServerInitializer extends ChannelInitializer<SocketChanne
         }
         ch.pipeline()
                 .addLast(BoltPipeline.FRAME_DECODER, new BoltFrameDecoder(o.maxFrameLength()))
-                .addLast(BoltPipeline.FRAME_ENCODER, BoltFrameEncoder.INSTANCE)
                 .addLast(BoltPipeline.PROXY, new BoltProxyHandler(context));
     }
 }

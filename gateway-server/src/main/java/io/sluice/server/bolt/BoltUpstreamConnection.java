@@ -13,7 +13,6 @@ import io.netty.util.concurrent.ScheduledFuture;
 import io.sluice.codec.bolt.BoltDecodeError;
 import io.sluice.codec.bolt.BoltFrame;
 import io.sluice.codec.bolt.BoltFrameDecoder;
-import io.sluice.codec.bolt.BoltFrameEncoder;
 import io.sluice.codec.bolt.BoltFrames;
 import io.sluice.codec.bolt.BoltFraming;
 import io.sluice.codec.bolt.BoltStatus;
@@ -30,7 +29,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * One multiplexed connection to an upstream bolt server, and the last handler of its pipeline
- * ({@code bolt-frame-decoder → bolt-frame-encoder → bolt-upstream}). Many downstream
+ * ({@code bolt-frame-decoder → bolt-upstream}; frames are written as their bytes, no encoder). Many downstream
  * connections of the same event loop share it. Each two-way request gets a fresh id from this
  * connection's counter (skipping ids still pending after wrap-around), rewritten in place in the
  * request's own bytes; the {@link Pending} entry (recycled, held in a {@link PendingTable}) maps
@@ -127,7 +126,6 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
                         }
                         ch.pipeline()
                                 .addLast(BoltPipeline.FRAME_DECODER, new BoltFrameDecoder(maxFrameLength))
-                                .addLast(BoltPipeline.FRAME_ENCODER, BoltFrameEncoder.INSTANCE)
                                 .addLast(BoltPipeline.UPSTREAM_HANDLER, self);
                     }
                 });
@@ -157,7 +155,7 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
                     && pending.get(frame.requestId()) == null) {
                 frame.release();
             } else {
-                channel.write(frame, channel.voidPromise());
+                channel.write(frame.takeBytes(), channel.voidPromise());
             }
         }
         queuedBytes = 0;
@@ -205,7 +203,7 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
     private void write(BoltFrame frame) {
         traffic = true;
         if (state == State.ACTIVE) {
-            channel.write(frame, channel.voidPromise());
+            channel.write(frame.takeBytes(), channel.voidPromise());
             scheduleFlush();
         } else {
             queued.add(frame);
@@ -329,7 +327,8 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
             closeWhenIdle(); // the host left the cluster (reload): let the connection go
             return;
         }
-        channel.writeAndFlush(BoltFrames.heartbeat(channel.alloc(), framing, pending.nextFreeId()), channel.voidPromise());
+        channel.writeAndFlush(BoltFrames.heartbeat(channel.alloc(), framing, pending.nextFreeId()).takeBytes(),
+                channel.voidPromise());
     }
 
     @Override

@@ -28,6 +28,9 @@ final class BoltUpstreamPool {
     private final int maxFrameLength;
     private final io.sluice.core.time.Ticker ticker;
     private final Map<Host, Slots> hosts = new HashMap<>();
+    /** The host of the last {@link #acquire} and its slots (a one-entry cache in front of {@link #hosts}). */
+    private Host lastHost;
+    private Slots lastSlots;
     /** Open (or opening) connections, written by the loop only, readable from anywhere. */
     private volatile int open;
 
@@ -49,7 +52,18 @@ final class BoltUpstreamPool {
     /** A connection to {@code host} for frames of {@code framing}: the next of the host's set, opened if needed. */
     BoltUpstreamConnection acquire(Host host, ClusterBalancer cluster, BoltFraming framing) {
         int n = cluster.config().pool().boltConnectionsPerHost();
-        Slots s = hosts.computeIfAbsent(host, h -> new Slots());
+        Slots s;
+        if (host == lastHost) {
+            s = lastSlots; // one cluster host serves most requests of a loop in a row: no hash lookup
+        } else {
+            s = hosts.get(host);
+            if (s == null) {
+                s = new Slots();
+                hosts.put(host, s);
+            }
+            lastHost = host;
+            lastSlots = s;
+        }
         int kind = kind(framing);
         BoltUpstreamConnection[] set = s.sets[kind];
         if (set == null || set.length != n) {
@@ -97,6 +111,10 @@ final class BoltUpstreamPool {
         }
         if (empty) {
             hosts.remove(c.host());
+            if (lastHost == c.host()) {
+                lastHost = null;
+                lastSlots = null;
+            }
         }
     }
 
