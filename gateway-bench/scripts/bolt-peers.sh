@@ -26,7 +26,7 @@
 # time; everything started here is stopped by PID on exit.
 #
 # usage: bolt-peers.sh [--out DIR] [--reps N] [-D SECS] [--scenarios "max rate2000"] [--targets "gateway mosn haproxy-l4"]
-#                      [--sidecar] [--syscalls] [--gateway-jar JAR] [--quick] [--quiet-wait S] [--max-foreign PCT] [--retries N]
+#                      [--warm SECS] [--sidecar] [--syscalls] [--gateway-jar JAR] [--quick] [--quiet-wait S] [--max-foreign PCT] [--retries N]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
@@ -49,6 +49,7 @@ while [ $# -gt 0 ]; do
     --out) OUT=$2; shift 2;;
     --reps) REPS=$2; shift 2;;
     -D) D=$2; shift 2;;
+    --warm) WARM=$2; shift 2;;
     --scenarios) SCENARIOS=$2; shift 2;;
     --targets) TARGETS=${2//direct/}; shift 2;;
     --sidecar) SIDECAR=1; shift;;
