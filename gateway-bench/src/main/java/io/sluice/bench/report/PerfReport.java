@@ -71,6 +71,18 @@ public final class PerfReport {
     }
 
     /** Parses runs.tsv (header line first; columns found by name). */
+    /** A runs.tsv cell as a number; empty or not a number (e.g. "-" from a load generator that printed nothing) is NaN. */
+    static double number(String cell) {
+        if (cell.isEmpty()) {
+            return Double.NaN;
+        }
+        try {
+            return Double.parseDouble(cell);
+        } catch (NumberFormatException e) {
+            return Double.NaN;
+        }
+    }
+
     public static List<Run> parse(List<String> lines) {
         if (lines.isEmpty()) {
             return List.of();
@@ -84,7 +96,7 @@ public final class PerfReport {
             String[] c = line.split("\t", -1);
             ToDoubleFunction<String> d = name -> {
                 int i = h.indexOf(name);
-                return i < 0 || i >= c.length || c[i].isEmpty() ? Double.NaN : Double.parseDouble(c[i]);
+                return i < 0 || i >= c.length ? Double.NaN : number(c[i]);
             };
             out.add(new Run(c[h.indexOf("scenario")], c[h.indexOf("target")], (int) d.applyAsDouble("rep"),
                     d.applyAsDouble("rps"), (long) d.applyAsDouble("succeeded"), (long) d.applyAsDouble("failed"),

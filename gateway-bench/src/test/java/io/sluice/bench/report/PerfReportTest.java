@@ -37,6 +37,16 @@ class PerfReportTest {
     }
 
     @Test
+    void aRunWhoseLoadGeneratorPrintedNothingParsesAsMissingFigures() {
+        String broken = String.join("\t", "percore512", "direct", "3", "0", "0", "0", "0", "-", "", "", "", "", "", "0",
+                "0.0", "0.0", "0", "0.0", "0.0", "293.3", "0.0", "0");
+        List<PerfReport.Run> runs = PerfReport.parse(List.of(HEADER, broken, row("percore512", "direct", 1, 30000, 0, 1)));
+        assertThat(runs).hasSize(2);
+        assertThat(runs.get(0).p50()).isNaN();
+        assertThat(PerfReport.cells(runs).get(0).used()).isEqualTo(1);
+    }
+
+    @Test
     void writesSummaryAndChart(@TempDir Path dir) throws Exception {
         Files.writeString(dir.resolve("runs.tsv"), String.join("\n", HEADER, row("max", "mosn", 1, 30000, 30, 1),
                 row("max", "gateway", 1, 40000, 10, 1)) + "\n");

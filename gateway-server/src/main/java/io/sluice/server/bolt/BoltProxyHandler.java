@@ -37,7 +37,9 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Backpressure: the client is not read while this connection cannot take its responses
  * (channel unwritable), while an upstream connection it wrote to cannot take more, or while it has
- * {@link #PAUSE_IN_FLIGHT} requests in flight; so memory is bounded by in-flight requests.
+ * the listener's {@code max_in_flight_per_connection} requests in flight; so memory is bounded by
+ * in-flight requests. Requests beyond that limit that were read together with the last admitted
+ * one are answered SERVER_THREADPOOL_BUSY at once.
  *
  * <p>Idle clients: a connection with no traffic (no frame read or written, nothing in flight) for
  * the listener's {@code idle_timeout} is closed. One periodic check every quarter of the timeout
@@ -49,14 +51,12 @@ import java.util.concurrent.TimeUnit;
  */
 final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
 
-    /** Requests in flight at which reading the client pauses. */
-    static final int PAUSE_IN_FLIGHT = 4096;
-    /** Requests in flight beyond which more are answered SERVER_THREADPOOL_BUSY (frames already decoded). */
-    static final int MAX_IN_FLIGHT = 8192;
     /** Idle checks per idle timeout: a connection is idle after this many quiet checks in a row. */
     static final int IDLE_CHECKS = 4;
 
     private final BoltListenerContext lc;
+    /** Two-way requests in flight at which reading pauses; more, already read, are answered SERVER_THREADPOOL_BUSY. */
+    private final int maxInFlight;
     private final Runnable flushTask = this::flushNow;
     /** Header lookups of the frame being routed, for routes that match on headers (one instance, no per-request lambda). */
     private BoltFrame routing;
@@ -77,6 +77,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
 
     BoltProxyHandler(BoltListenerContext lc) {
         this.lc = lc;
+        this.maxInFlight = lc.options().maxInFlight();
     }
 
     @Override
@@ -145,8 +146,9 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
         route = null;
         lc.metrics().requestStarted();
         boolean oneway = f.isOneway();
-        if (!oneway && inFlight >= MAX_IN_FLIGHT) {
-            reject(f, BoltStatus.SERVER_THREADPOOL_BUSY, "too many requests in flight on this connection",
+        if (!oneway && inFlight >= maxInFlight) {
+            reject(f, BoltStatus.SERVER_THREADPOOL_BUSY, "more than " + maxInFlight
+                            + " requests in flight on this connection (max_in_flight_per_connection)",
                     RequestOutcome.OVERLOADED, start);
             return;
         }
@@ -305,7 +307,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
         }
         if (draining && inFlight == 0) {
             closeDrained();
-        } else if (inFlight == PAUSE_IN_FLIGHT - 1) {
+        } else if (inFlight == maxInFlight - 1) {
             updateRead();
         }
     }
@@ -335,7 +337,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void updateRead() {
-        boolean want = !closed && blockedOn == null && inFlight < PAUSE_IN_FLIGHT && ctx.channel().isWritable();
+        boolean want = !closed && blockedOn == null && inFlight < maxInFlight && ctx.channel().isWritable();
         if (ctx.channel().config().isAutoRead() != want) {
             ctx.channel().config().setAutoRead(want);
         }

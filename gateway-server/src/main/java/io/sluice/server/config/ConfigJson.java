@@ -88,7 +88,7 @@ public final class ConfigJson {
         } else {
             BoltOptions b = l.bolt();
             ObjectNode bn = o.putObject("bolt").put("max_frame_length", b.maxFrameLength())
-                    .put("idle_timeout", d(b.idleTimeout()));
+                    .put("idle_timeout", d(b.idleTimeout())).put("max_in_flight_per_connection", b.maxInFlight());
             if (b.defaultCluster() != null) {
                 bn.put("default_cluster", b.defaultCluster());
             }

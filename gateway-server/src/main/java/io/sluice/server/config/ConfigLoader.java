@@ -186,8 +186,9 @@ public final class ConfigLoader {
         int max = (int) Math.min(Integer.MAX_VALUE, o.bytes("max_frame_length", d.maxFrameLength()));
         Duration idle = o.duration("idle_timeout", d.idleTimeout());
         String dc = o.string("default_cluster", null);
+        int inFlight = o.integer("max_in_flight_per_connection", d.maxInFlight());
         o.finish();
-        return build(o.path(), () -> new BoltOptions(max, idle, dc));
+        return build(o.path(), () -> new BoltOptions(max, idle, dc, inFlight));
     }
 
     private static RouteConfig route(JsonObject o) {

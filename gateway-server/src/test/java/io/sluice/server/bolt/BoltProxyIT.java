@@ -107,6 +107,8 @@ class BoltProxyIT {
                 listener("bolt", List.of(), "echo"),
                 listener("slow", List.of(), "slow"),
                 listener("doomed", List.of(), "doomed"),
+                new ListenerConfig("narrow", Protocol.BOLT, "127.0.0.1", 0, List.of(), null,
+                        new BoltOptions(4 << 20, Duration.ofSeconds(90), "slow", 2)),
                 new ListenerConfig("brief", Protocol.BOLT, "127.0.0.1", 0, List.of(), null,
                         new BoltOptions(4 << 20, Duration.ofMillis(600), "echo")),
                 listener("strict", List.of(new RouteConfig("sofa", new RouteMatch(null, null, null, null,
@@ -273,7 +275,7 @@ class BoltProxyIT {
                 Thread.sleep(500);
             } while (written.get() != last);
             assertThat(written.get()).as("requests the gateway accepted from a client that does not read").isLessThan(n);
-            assertThat(gw.activeRequests()).isLessThanOrEqualTo(BoltProxyHandler.PAUSE_IN_FLIGHT);
+            assertThat(gw.activeRequests()).isLessThanOrEqualTo(BoltOptions.DEFAULT_MAX_IN_FLIGHT);
             // now it reads: everything is answered, nothing was dropped
             for (int i = 0; i < n; i++) {
                 RawBolt.Response r = raw.read();
@@ -282,6 +284,37 @@ class BoltProxyIT {
             }
             writer.join(10_000);
             assertThat(written.get()).isEqualTo(n);
+        }
+    }
+
+    @Test
+    void requestsBeyondTheConnectionsInFlightLimitAreAnsweredBusyAtOnce() throws Exception {
+        // listener "narrow": max_in_flight_per_connection 2, in front of a server that takes 200 ms
+        java.io.ByteArrayOutputStream five = new java.io.ByteArrayOutputStream();
+        for (int id = 1; id <= 5; id++) {
+            five.write(RawBolt.stringRequest(BoltFraming.V1, id, "java.lang.String", Map.of(), "sleep:200"));
+        }
+        try (RawBolt raw = new RawBolt(gw.port("narrow"))) {
+            long t0 = System.nanoTime();
+            raw.write(five.toByteArray()); // one segment: the gateway reads the five together
+            java.util.List<RawBolt.Response> answers = new java.util.ArrayList<>();
+            for (int i = 0; i < 5; i++) {
+                answers.add(raw.read());
+            }
+            // the three over the limit come back first, at once and with a reason, not after the slow two
+            assertThat(answers.subList(0, 3)).extracting(RawBolt.Response::id).containsExactlyInAnyOrder(3, 4, 5);
+            assertThat(answers.subList(0, 3)).allSatisfy(r -> {
+                assertThat(r.status()).isEqualTo(BoltStatus.SERVER_THREADPOOL_BUSY);
+                assertThat(r.text()).contains("max_in_flight_per_connection");
+            });
+            assertThat(answers.subList(3, 5)).extracting(RawBolt.Response::id).containsExactlyInAnyOrder(1, 2);
+            assertThat(answers.subList(3, 5)).extracting(RawBolt.Response::status).containsOnly(BoltStatus.SUCCESS);
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0)).isGreaterThanOrEqualTo(200);
+            // the connection reads again once its requests are answered
+            raw.write(RawBolt.stringRequest(BoltFraming.V1, 6, "java.lang.String", Map.of(), "sleep:1"));
+            RawBolt.Response sixth = raw.read();
+            assertThat(sixth.id()).isEqualTo(6);
+            assertThat(sixth.status()).isEqualTo(BoltStatus.SUCCESS);
         }
     }
 
