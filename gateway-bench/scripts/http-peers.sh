@@ -10,6 +10,8 @@
 #   rate2000  http-load -R 2000 -c 200, D s (open loop) -> the latency distribution at a fixed rate
 #   churn     ab -c 1500 -n N without keep-alive, 128 B and 256 B, three backends (the HAProxy report)
 #   scaleout  wrk -c256 over 1..5 backends, proxies unpinned (the OpenResty report)
+#   sidecar   client -> proxy -> proxy -> backend, both proxies of a pair on CPU 0 (the MOSN 0.2.1
+#             report's sidecar layout): wrk -t1 -c64, 1 KiB; CPU per request is the pair's together
 # Each (scenario, target) runs REPS times, rotating the order. Every run records the proxy's CPU
 # (utime+stime of /proc/PID/stat), its peak RSS (sampled), and "foreign" CPU (busy time of both CPUs
 # minus our processes and the client): a run with more than MAX_FOREIGN % of a core foreign is
@@ -23,11 +25,12 @@
 # Targets: gateway (epoll), nginx, haproxy, and on request gateway-uring (the same jar on the io_uring
 # transport, started without -XX:+UseParallelGC, with which Netty's io_uring transport never accepted).
 # Ports: 18080-18084 (backends), 29080/29081 (gateway epoll/io_uring), 29901/29904 (their admin), 28080
-# (nginx), 28081 (HAProxy).
+# (nginx), 28081 (HAProxy); sidecar pairs: 29180/29190 (gateways, admin 29911/29912), 28180/28190
+# (nginx), 28181/28191 (HAProxy).
 # Everything binds 127.0.0.1, is bounded in time, and is stopped by PID on exit.
 #
 # Warm-up: --warm SECS per target, in cycles of at most 10 s on fresh connections (see warm()).
-# usage: http-peers.sh [--out DIR] [--reps N] [-D SECS] [--warm SECS] [--scenarios "percore rate2000 churn scaleout"]
+# usage: http-peers.sh [--out DIR] [--reps N] [-D SECS] [--warm SECS] [--scenarios "percore rate2000 churn scaleout sidecar"]
 #                      [--targets "gateway gateway-uring nginx haproxy"] [--churn-n N] [--gateway-jar JAR] [--quick]
 #                      [--quiet-wait S] [--max-foreign PCT]
 set -euo pipefail
@@ -86,7 +89,7 @@ need_pkg ab apache2-utils || { log "ab not available: churn left out"; SCENARIOS
 need_pkg haproxy haproxy || { log "haproxy not available: HAProxy left out"; TARGETS=${TARGETS//haproxy/}; }
 [ -f "$GW_JAR" ] && [ -f "$BENCH" ] || { echo "build first: ./mvnw -B -q -pl gateway-bench -am package -DskipTests" >&2; exit 1; }
 
-for p in 18080 18081 18082 18083 18084 29080 29081 29901 29904 28080 28081; do port_busy $p && { echo "port $p in use" >&2; exit 1; }; done
+for p in 18080 18081 18082 18083 18084 29080 29081 29901 29904 28080 28081 29180 29190 29911 29912 28180 28190 28181 28191; do port_busy $p && { echo "port $p in use" >&2; exit 1; }; done
 
 trap cleanup EXIT
 stop() { local p=${PID_OF[$1]:-}; [ -n "$p" ] || return 0; kill -TERM -- "-$p" 2>/dev/null || true
@@ -179,7 +182,87 @@ backend be
 $srv
 EOF
 }
-port_of() { case $1 in direct) echo 18080;; gateway) echo 29080;; gateway-uring) echo 29081;; nginx) echo 28080;; haproxy) echo 28081;; esac; }
+port_of() { case $1 in direct) echo 18080;; gateway) echo 29080;; gateway-uring) echo 29081;; nginx) echo 28080;; haproxy) echo 28081;;
+                       gateway-pair) echo 29180;; nginx-pair) echo 28180;; haproxy-pair) echo 28181;; esac; }
+
+# ---- sidecar pairs: client -> A -> B -> backend 18080, both on CPU 0 -----------------------------
+sidecar_configs() {
+  local x n l u a
+  for x in a:29180:29190:29911 b:29190:18080:29912; do
+    IFS=: read -r n l u a <<<"$x"
+    cat >"$RUN/gw-side-$n.json" <<EOF
+{
+  "listeners": [ { "name": "side-$n", "address": "127.0.0.1", "port": $l, "routes": [{ "cluster": "next" }],
+                   "http": { "x_forwarded": false } } ],
+  "clusters": [ { "name": "next", "hosts": ["127.0.0.1:$u"], "pool": { "max_idle_per_host": 2048, "idle_timeout": "300s" } } ],
+  "admin": { "enabled": true, "port": $a },
+  "transport": { "worker_threads": 1 }
+}
+EOF
+  done
+  for x in a:28180:28190 b:28190:18080; do
+    IFS=: read -r n l u <<<"$x"
+    cat >"$RUN/nginx-side-$n.conf" <<EOF
+worker_processes 1;
+daemon off;
+pid $RUN/nginx-side-$n.pid;
+error_log $RUN/nginx-side-$n.err warn;
+worker_rlimit_nofile 16384;
+events { worker_connections 8192; use epoll; }
+http {
+  access_log off;
+  client_body_temp_path $RUN/s${n}_body; proxy_temp_path $RUN/s${n}_proxy; fastcgi_temp_path $RUN/s${n}_fcgi;
+  uwsgi_temp_path $RUN/s${n}_uwsgi; scgi_temp_path $RUN/s${n}_scgi;
+  keepalive_requests 10000000; keepalive_timeout 300s; server_tokens off;
+  upstream next { server 127.0.0.1:$u; keepalive 1024; keepalive_requests 10000000; keepalive_timeout 300s; }
+  server {
+    listen 127.0.0.1:$l backlog=4096;
+    location / { proxy_pass http://next; proxy_http_version 1.1; proxy_set_header Connection ""; }
+  }
+}
+EOF
+  done
+  for x in a:28181:28191 b:28191:18080; do
+    IFS=: read -r n l u <<<"$x"
+    cat >"$RUN/haproxy-side-$n.cfg" <<EOF
+global
+    nbthread 1
+    maxconn 8000
+defaults
+    mode http
+    option http-keep-alive
+    http-reuse always
+    timeout connect 5s
+    timeout client 60s
+    timeout server 60s
+    timeout http-keep-alive 60s
+    maxconn 8000
+frontend fe
+    bind 127.0.0.1:$l backlog 4096
+    default_backend be
+backend be
+    server s0 127.0.0.1:$u
+EOF
+  done
+}
+start_sidecars() { # sets SIDE_TARGETS: a pair per proxy in TARGETS
+  local n t; SIDE_TARGETS=""
+  sidecar_configs
+  if [[ " $TARGETS " == *" gateway "* ]]; then
+    for n in a b; do start "gateway-side-$n" 0 java $GW_JAVA_OPTS -jar "$GW_JAR" -c "$RUN/gw-side-$n.json"; done
+    PID_OF[gateway-pair]="${PID_OF[gateway-side-a]} ${PID_OF[gateway-side-b]}"; SIDE_TARGETS="$SIDE_TARGETS gateway-pair"
+  fi
+  if [[ " $TARGETS " == *" nginx "* ]]; then
+    for n in a b; do start "nginx-side-$n" 0 nginx -c "$RUN/nginx-side-$n.conf" -p "$RUN"; done
+    PID_OF[nginx-pair]="${PID_OF[nginx-side-a]} ${PID_OF[nginx-side-b]}"; SIDE_TARGETS="$SIDE_TARGETS nginx-pair"
+  fi
+  if [[ " $TARGETS " == *" haproxy "* ]]; then
+    for n in a b; do start "haproxy-side-$n" 0 haproxy -db -f "$RUN/haproxy-side-$n.cfg"; done
+    PID_OF[haproxy-pair]="${PID_OF[haproxy-side-a]} ${PID_OF[haproxy-side-b]}"; SIDE_TARGETS="$SIDE_TARGETS haproxy-pair"
+  fi
+  for t in $SIDE_TARGETS; do wait_port "$(port_of "$t")" || true; done
+}
+stop_sidecars() { local t n; for t in gateway nginx haproxy; do for n in a b; do stop "$t-side-$n"; done; unset "PID_OF[$t-pair]"; done; }
 
 start_proxies() { # backends cpu workers
   has() { [[ " $TARGETS " == *" $1 "* ]]; }
@@ -210,6 +293,9 @@ load_cmd() { # scenario port -> the client command
       if command -v wrk >/dev/null; then echo "wrk -t1 -c${1#percore} -d${D}s --latency $url/1k"
       else echo "java -Xmx256m -jar $BENCH http-load -t 1 -c ${1#percore} -d ${D}s $url/1k"; fi;;
     rate2000) echo "java -Xmx256m -jar $BENCH http-load -t 1 -c 200 -R 2000 -w 3s -d ${D}s $url/1k";;
+    sidecar)
+      if command -v wrk >/dev/null; then echo "wrk -t1 -c64 -d${D}s --latency $url/1k"
+      else echo "java -Xmx256m -jar $BENCH http-load -t 1 -c 64 -d ${D}s $url/1k"; fi;;
     churn128|churn256) echo "ab -q -r -c 1500 -n $CHURN_N $url/${1#churn}";;
     scaleout*)
       if command -v wrk >/dev/null; then echo "wrk -t1 -c256 -d${D}s --latency $url/1k"
@@ -315,6 +401,13 @@ if [[ " $SCENARIOS " == *" scaleout "* ]]; then
   TARGETS=$TARGETS_SAVED
 fi
 
+if [[ " $SCENARIOS " == *" sidecar "* ]]; then
+  start_sidecars
+  warm "$SIDE_TARGETS" 1
+  matrix sidecar "direct $SIDE_TARGETS" 1
+  stop_sidecars
+fi
+
 {
   echo "date: $(date -u +%FT%TZ)"
   echo "host: $(nproc) CPUs, $(awk -F: '/model name/ {print $2; exit}' /proc/cpuinfo | sed 's/^ *//'), kernel $(uname -r)"
@@ -326,6 +419,7 @@ fi
   echo "backend: nginx, 1 worker, CPU 1; pinned scenarios: proxies on CPU 0, client on CPU 1; scaleout: unpinned, 2 workers"
   echo "scenarios: $SCENARIOS; reps $REPS; duration ${D}s; warm-up ${WARM}s per target; max foreign ${MAX_FOREIGN}% of a core"
   for sc in $pinned; do echo "  $sc: $(load_cmd "$sc" PORT)"; done
+  [[ " $SCENARIOS " == *" sidecar "* ]] && echo "  sidecar: $(load_cmd sidecar PORT) through a pair of the same proxy, both on CPU 0 (CPU per request: the pair's)"
   [[ " $SCENARIOS " == *" scaleout "* ]] && echo "  scaleoutN: $(load_cmd scaleout1 PORT) over N backends"
 } >"$OUT/meta.txt"
 java -Djava.awt.headless=true -jar "$BENCH" perf-report --baseline nginx "$OUT" || log "WARN perf-report failed"
