@@ -47,7 +47,8 @@ TARGETS="gateway nginx haproxy"
 CHURN_N=100000
 MAX_FOREIGN=15
 QUIET_WAIT=30
-GW_JAVA_OPTS=${GW_JAVA_OPTS:-"-XX:ActiveProcessorCount=1 -Xms256m -Xmx256m -XX:+UseParallelGC"}
+# the JIT flags are the ./sluice launcher's defaults (docs/operations.md#jvm-options)
+GW_JAVA_OPTS=${GW_JAVA_OPTS:-"-XX:ActiveProcessorCount=1 -Xms256m -Xmx256m -XX:+UseParallelGC -XX:PerMethodTrapLimit=0 -XX:PerBytecodeTrapLimit=0"}
 while [ $# -gt 0 ]; do
   case $1 in
     --out) OUT=$2; shift 2;;
