@@ -43,8 +43,7 @@ SIDECAR=0
 SYSCALLS=0
 MAX_FOREIGN=15
 QUIET_WAIT=30
-# the JIT flags are the ./sluice launcher's defaults (docs/operations.md#jvm-options)
-GW_JAVA_OPTS=${GW_JAVA_OPTS:-"-XX:ActiveProcessorCount=1 -Xms256m -Xmx256m -XX:+UseParallelGC -XX:PerMethodTrapLimit=0 -XX:PerBytecodeTrapLimit=0"}
+GW_JAVA_OPTS=${GW_JAVA_OPTS:-"-XX:ActiveProcessorCount=1 -Xms256m -Xmx256m -XX:+UseParallelGC"}
 while [ $# -gt 0 ]; do
   case $1 in
     --out) OUT=$2; shift 2;;
@@ -231,13 +230,15 @@ measure() { # scenario target rep attempt -> one runs.tsv row; returns 1 when no
 # ---- warm-up (JIT) -----------------------------------------------------------------------------
 warm_targets="$TARGETS"; [[ " $SCENARIOS " == *" sidecar "* ]] && warm_targets="$warm_targets $SIDE_TARGETS"
 for t in $warm_targets; do
-  # in cycles of at most 10 s on fresh connections: the JIT meets connection close and accept
-  # during the warm-up, not in the first measured run (see http-peers.sh)
+  # in cycles of at most 10 s on fresh connections, 5 s of quiet after each: the JIT meets
+  # connection close and accept and an idle event loop during the warm-up, not in the first
+  # measured run (see http-peers.sh)
   n=$(( (WARM + 9) / 10 ))
-  log "warm-up $t (${WARM}s in $n cycles)"
+  log "warm-up $t (${WARM}s in $n cycles, 5 s quiet after each)"
   : >"$OUT/raw/warmup-$t.txt"
   for c in $(seq "$n"); do
     timeout $(( WARM / n + 30 )) taskset -c 1 "${LOAD[@]}" -D "$(( WARM / n ))" -c 8 -m 4 -t 2 "sofarpc://127.0.0.1:$(port_of "$t")" >>"$OUT/raw/warmup-$t.txt" 2>&1 || true
+    sleep 5
   done
 done
 

@@ -29,7 +29,8 @@
 # (nginx), 28181/28191 (HAProxy).
 # Everything binds 127.0.0.1, is bounded in time, and is stopped by PID on exit.
 #
-# Warm-up: --warm SECS per target, in cycles of at most 10 s on fresh connections (see warm()).
+# Warm-up: --warm SECS of load per target, in cycles of at most 10 s on fresh connections with 5 s
+# of quiet after each (see warm()).
 # usage: http-peers.sh [--out DIR] [--reps N] [-D SECS] [--warm SECS] [--scenarios "percore rate2000 churn scaleout sidecar"]
 #                      [--targets "gateway gateway-uring nginx haproxy"] [--churn-n N] [--gateway-jar JAR] [--quick]
 #                      [--quiet-wait S] [--max-foreign PCT]
@@ -47,8 +48,7 @@ TARGETS="gateway nginx haproxy"
 CHURN_N=100000
 MAX_FOREIGN=15
 QUIET_WAIT=30
-# the JIT flags are the ./sluice launcher's defaults (docs/operations.md#jvm-options)
-GW_JAVA_OPTS=${GW_JAVA_OPTS:-"-XX:ActiveProcessorCount=1 -Xms256m -Xmx256m -XX:+UseParallelGC -XX:PerMethodTrapLimit=0 -XX:PerBytecodeTrapLimit=0"}
+GW_JAVA_OPTS=${GW_JAVA_OPTS:-"-XX:ActiveProcessorCount=1 -Xms256m -Xmx256m -XX:+UseParallelGC"}
 while [ $# -gt 0 ]; do
   case $1 in
     --out) OUT=$2; shift 2;;
@@ -366,13 +366,16 @@ matrix() { # "scenarios" "targets" clientcpu
     done
   done
 }
-# Warm-up in cycles of at most 10 s, each on fresh connections: a JIT-compiled proxy first meets
-# connection close and accept at the end of a load run, deoptimizes the hot loop there and runs
-# slower code until it is recompiled; a single long warm-up leaves that to the first measured run.
-warm() { local t c n=$(( (WARM + 9) / 10 )); for t in $1; do [ "$t" = direct ] && continue; log "warm-up $t (${WARM}s in $n cycles)"
+# Warm-up in cycles of at most 10 s of load on fresh connections, each followed by 5 s of quiet:
+# C2 compiles branches it has not seen taken (accepting and closing connections, an event loop
+# that wakes with nothing to do) as traps that discard the whole inlined event loop when first
+# taken; cycles with quiet gaps take them during the warm-up instead of the first measured runs
+# (docs/operations.md#jvm-options).
+warm() { local t c n=$(( (WARM + 9) / 10 )); for t in $1; do [ "$t" = direct ] && continue; log "warm-up $t (${WARM}s in $n cycles, 5 s quiet after each)"
          : >"$OUT/raw/warmup-$t.txt"
          for c in $(seq "$n"); do
            timeout $(( WARM / n + 30 )) taskset -c "$2" java -Xmx256m -jar "$BENCH" http-load -t 1 -c 64 -d "$(( WARM / n ))s" "http://127.0.0.1:$(port_of "$t")/1k" >>"$OUT/raw/warmup-$t.txt" 2>&1 || true
+           sleep 5
          done; done; }
 
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
