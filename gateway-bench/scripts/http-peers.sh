@@ -123,46 +123,46 @@ http {
 }
 EOF
 }
-hosts_json() { local n=$1 s="" i; for i in $(seq 0 $(( n - 1 ))); do s="$s${s:+, }\"127.0.0.1:$(( 18080 + i ))\""; done; echo "$s"; }
-gw_config() { # backends workers [file port admin-port transport]
+hosts_json() { local n=$1 b=${2:-18080} s="" i; for i in $(seq 0 $(( n - 1 ))); do s="$s${s:+, }\"127.0.0.1:$(( b + i ))\""; done; echo "$s"; }
+gw_config() { # backends workers [file port admin-port transport first-backend-port]
   cat >"${3:-$RUN/gw.json}" <<EOF
 {
   "listeners": [ { "name": "bench", "address": "127.0.0.1", "port": ${4:-29080}, "routes": [{ "cluster": "backends" }],
                    "http": { "x_forwarded": false } } ],
-  "clusters": [ { "name": "backends", "lb": "round_robin", "hosts": [$(hosts_json "$1")],
+  "clusters": [ { "name": "backends", "lb": "round_robin", "hosts": [$(hosts_json "$1" "${7:-18080}")],
                   "pool": { "max_idle_per_host": 2048, "idle_timeout": "300s" } } ],
   "admin": { "enabled": true, "port": ${5:-29901} },
   "transport": { "worker_threads": $2, "type": "${6:-auto}" }
 }
 EOF
 }
-nginx_config() { # backends workers
-  local i up=""; for i in $(seq 0 $(( $1 - 1 ))); do up="$up    server 127.0.0.1:$(( 18080 + i ));"$'\n'; done
-  cat >"$RUN/nginx.conf" <<EOF
+nginx_config() { # backends workers [name listen-port first-backend-port]
+  local i n=${3:-nginx} up=""; for i in $(seq 0 $(( $1 - 1 ))); do up="$up    server 127.0.0.1:$(( ${5:-18080} + i ));"$'\n'; done
+  cat >"$RUN/$n.conf" <<EOF
 worker_processes $2;
 daemon off;
-pid $RUN/nginx.pid;
-error_log $RUN/nginx.err warn;
+pid $RUN/$n.pid;
+error_log $RUN/$n.err warn;
 worker_rlimit_nofile 16384;
 events { worker_connections 8192; use epoll; }
 http {
   access_log off;
-  client_body_temp_path $RUN/p_body; proxy_temp_path $RUN/p_proxy; fastcgi_temp_path $RUN/p_fcgi;
-  uwsgi_temp_path $RUN/p_uwsgi; scgi_temp_path $RUN/p_scgi;
+  client_body_temp_path $RUN/${n}_body; proxy_temp_path $RUN/${n}_proxy; fastcgi_temp_path $RUN/${n}_fcgi;
+  uwsgi_temp_path $RUN/${n}_uwsgi; scgi_temp_path $RUN/${n}_scgi;
   keepalive_requests 10000000; keepalive_timeout 300s; server_tokens off;
   upstream backends {
 $up    keepalive 1024; keepalive_requests 10000000; keepalive_timeout 300s;
   }
   server {
-    listen 127.0.0.1:28080 backlog=4096;
+    listen 127.0.0.1:${4:-28080} backlog=4096;
     location / { proxy_pass http://backends; proxy_http_version 1.1; proxy_set_header Connection ""; }
   }
 }
 EOF
 }
-haproxy_config() { # backends threads
-  local i srv=""; for i in $(seq 0 $(( $1 - 1 ))); do srv="$srv    server s$i 127.0.0.1:$(( 18080 + i ))"$'\n'; done
-  cat >"$RUN/haproxy.cfg" <<EOF
+haproxy_config() { # backends threads [name listen-port first-backend-port]
+  local i srv=""; for i in $(seq 0 $(( $1 - 1 ))); do srv="$srv    server s$i 127.0.0.1:$(( ${5:-18080} + i ))"$'\n'; done
+  cat >"$RUN/${3:-haproxy}.cfg" <<EOF
 global
     nbthread $2
     maxconn 8000
@@ -176,7 +176,7 @@ defaults
     timeout http-keep-alive 60s
     maxconn 8000
 frontend fe
-    bind 127.0.0.1:28081 backlog 4096
+    bind 127.0.0.1:${4:-28081} backlog 4096
     default_backend be
 backend be
     balance roundrobin
@@ -187,64 +187,10 @@ port_of() { case $1 in direct) echo 18080;; gateway) echo 29080;; gateway-uring)
                        gateway-pair) echo 29180;; nginx-pair) echo 28180;; haproxy-pair) echo 28181;; esac; }
 
 # ---- sidecar pairs: client -> A -> B -> backend 18080, both on CPU 0 -----------------------------
-sidecar_configs() {
-  local x n l u a
-  for x in a:29180:29190:29911 b:29190:18080:29912; do
-    IFS=: read -r n l u a <<<"$x"
-    cat >"$RUN/gw-side-$n.json" <<EOF
-{
-  "listeners": [ { "name": "side-$n", "address": "127.0.0.1", "port": $l, "routes": [{ "cluster": "next" }],
-                   "http": { "x_forwarded": false } } ],
-  "clusters": [ { "name": "next", "hosts": ["127.0.0.1:$u"], "pool": { "max_idle_per_host": 2048, "idle_timeout": "300s" } } ],
-  "admin": { "enabled": true, "port": $a },
-  "transport": { "worker_threads": 1 }
-}
-EOF
-  done
-  for x in a:28180:28190 b:28190:18080; do
-    IFS=: read -r n l u <<<"$x"
-    cat >"$RUN/nginx-side-$n.conf" <<EOF
-worker_processes 1;
-daemon off;
-pid $RUN/nginx-side-$n.pid;
-error_log $RUN/nginx-side-$n.err warn;
-worker_rlimit_nofile 16384;
-events { worker_connections 8192; use epoll; }
-http {
-  access_log off;
-  client_body_temp_path $RUN/s${n}_body; proxy_temp_path $RUN/s${n}_proxy; fastcgi_temp_path $RUN/s${n}_fcgi;
-  uwsgi_temp_path $RUN/s${n}_uwsgi; scgi_temp_path $RUN/s${n}_scgi;
-  keepalive_requests 10000000; keepalive_timeout 300s; server_tokens off;
-  upstream next { server 127.0.0.1:$u; keepalive 1024; keepalive_requests 10000000; keepalive_timeout 300s; }
-  server {
-    listen 127.0.0.1:$l backlog=4096;
-    location / { proxy_pass http://next; proxy_http_version 1.1; proxy_set_header Connection ""; }
-  }
-}
-EOF
-  done
-  for x in a:28181:28191 b:28191:18080; do
-    IFS=: read -r n l u <<<"$x"
-    cat >"$RUN/haproxy-side-$n.cfg" <<EOF
-global
-    nbthread 1
-    maxconn 8000
-defaults
-    mode http
-    option http-keep-alive
-    http-reuse always
-    timeout connect 5s
-    timeout client 60s
-    timeout server 60s
-    timeout http-keep-alive 60s
-    maxconn 8000
-frontend fe
-    bind 127.0.0.1:$l backlog 4096
-    default_backend be
-backend be
-    server s0 127.0.0.1:$u
-EOF
-  done
+sidecar_configs() { # the same configs as the single proxies, chained: A listens, forwards to B
+  gw_config 1 1 "$RUN/gw-side-a.json" 29180 29911 auto 29190; gw_config 1 1 "$RUN/gw-side-b.json" 29190 29912 auto 18080
+  nginx_config 1 1 nginx-side-a 28180 28190; nginx_config 1 1 nginx-side-b 28190 18080
+  haproxy_config 1 1 haproxy-side-a 28181 28191; haproxy_config 1 1 haproxy-side-b 28191 18080
 }
 start_sidecars() { # sets SIDE_TARGETS: a pair per proxy in TARGETS
   local n t; SIDE_TARGETS=""
