@@ -63,7 +63,7 @@ while [ $# -gt 0 ]; do
     *) echo "unknown option $1" >&2; exit 2;;
   esac
 done
-[[ $REPS =~ ^[0-9]+$ && $D =~ ^[0-9]+$ && $D -le 120 && $REPS -le 10 ]] || { echo "bad --reps/-D" >&2; exit 2; }
+[[ $REPS =~ ^[0-9]+$ && $D =~ ^[0-9]+$ && $WARM =~ ^[0-9]+$ && $WARM -le 300 && $D -le 120 && $REPS -le 10 ]] || { echo "bad --reps/-D/--warm" >&2; exit 2; }
 [ "$SIDECAR" = 1 ] && SCENARIOS="$SCENARIOS sidecar"
 mkdir -p "$OUT/raw" "$OUT/run"
 OUT=$(realpath "$OUT")
@@ -230,16 +230,7 @@ measure() { # scenario target rep attempt -> one runs.tsv row; returns 1 when no
 # ---- warm-up (JIT) -----------------------------------------------------------------------------
 warm_targets="$TARGETS"; [[ " $SCENARIOS " == *" sidecar "* ]] && warm_targets="$warm_targets $SIDE_TARGETS"
 for t in $warm_targets; do
-  # in cycles of at most 10 s on fresh connections, 5 s of quiet after each: the JIT meets
-  # connection close and accept and an idle event loop during the warm-up, not in the first
-  # measured run (see http-peers.sh)
-  n=$(( (WARM + 9) / 10 ))
-  log "warm-up $t (${WARM}s in $n cycles, 5 s quiet after each)"
-  : >"$OUT/raw/warmup-$t.txt"
-  for c in $(seq "$n"); do
-    timeout $(( WARM / n + 30 )) taskset -c 1 "${LOAD[@]}" -D "$(( WARM / n ))" -c 8 -m 4 -t 2 "sofarpc://127.0.0.1:$(port_of "$t")" >>"$OUT/raw/warmup-$t.txt" 2>&1 || true
-    sleep 5
-  done
+  warm_cycles "$t" taskset -c 1 "${LOAD[@]}" $(D={}; load_args max) "sofarpc://127.0.0.1:$(port_of "$t")"
 done
 
 # ---- the matrix ----------------------------------------------------------------------------------

@@ -30,7 +30,7 @@
 # Everything binds 127.0.0.1, is bounded in time, and is stopped by PID on exit.
 #
 # Warm-up: --warm SECS of load per target, in cycles of at most 10 s on fresh connections with 5 s
-# of quiet after each (see warm()).
+# of quiet after each (warm_cycles in lib/bench-common.sh).
 # usage: http-peers.sh [--out DIR] [--reps N] [-D SECS] [--warm SECS] [--scenarios "percore rate2000 churn scaleout sidecar"]
 #                      [--targets "gateway gateway-uring nginx haproxy"] [--churn-n N] [--gateway-jar JAR] [--quick]
 #                      [--quiet-wait S] [--max-foreign PCT]
@@ -312,23 +312,9 @@ matrix() { # "scenarios" "targets" clientcpu
     done
   done
 }
-# Warm-up in cycles of at most 10 s of load on fresh connections, each followed by 5 s of quiet:
-# C2 compiles branches it has not seen taken (accepting and closing connections, an event loop
-# that wakes with nothing to do) as traps that discard the whole inlined event loop when first
-# taken; cycles with quiet gaps take them during the warm-up instead of the first measured runs
-# (docs/operations.md#jvm-options).
-warm() { local t c n=$(( (WARM + 9) / 10 )); for t in $1; do [ "$t" = direct ] && continue; log "warm-up $t (${WARM}s in $n cycles, 5 s quiet after each)"
-         : >"$OUT/raw/warmup-$t.txt"
-         for c in $(seq "$n"); do
-           # the measured runs' own client where there is one: a JIT trained on another client's
-           # requests meets new branches (other headers) in the first measured run
-           if command -v wrk >/dev/null; then
-             timeout $(( WARM / n + 30 )) taskset -c "$2" wrk -t1 -c64 -d"$(( WARM / n ))s" "http://127.0.0.1:$(port_of "$t")/1k" >>"$OUT/raw/warmup-$t.txt" 2>&1 || true
-           else
-             timeout $(( WARM / n + 30 )) taskset -c "$2" java -Xmx256m -jar "$BENCH" http-load -t 1 -c 64 -d "$(( WARM / n ))s" "http://127.0.0.1:$(port_of "$t")/1k" >>"$OUT/raw/warmup-$t.txt" 2>&1 || true
-           fi
-           sleep 5
-         done; done; }
+warm() { # targets client-cpu: the percore64 client (wrk where installed), see warm_cycles
+  local t; for t in $1; do [ "$t" = direct ] && continue
+    warm_cycles "$t" taskset -c "$2" $(D={}; load_cmd percore64 "$(port_of "$t")"); done; }
 
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 backend_config

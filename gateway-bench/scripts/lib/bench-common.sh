@@ -50,3 +50,21 @@ quiet_gate() {
     sleep 1; waited=$(( waited + 2 ))
   done
 }
+
+# Warm-up: WARM seconds of load in cycles of at most 10 s, each on fresh connections and followed
+# by 5 s of quiet. C2 compiles branches it has not seen taken (accept, close, an event loop waking
+# with nothing to do, another client's requests) as traps that discard the whole inlined event
+# loop when first taken; the cycles take them before the measured runs, not in the first of them
+# (docs/operations.md#jvm-options). Warm up with the measured runs' own client.
+# usage: warm_cycles LABEL CMD...   ("{}" in CMD is the cycle's seconds; output: OUT/raw/warmup-LABEL.txt)
+warm_cycles() {
+  local label=$1 n=$(( (WARM + 9) / 10 )) c s; shift
+  [ "$n" -gt 0 ] || return 0
+  s=$(( WARM / n ))
+  log "warm-up $label (${WARM}s in $n cycles, 5 s quiet after each)"
+  : >"$OUT/raw/warmup-$label.txt"
+  for c in $(seq "$n"); do
+    timeout $(( s + 30 )) "${@//\{\}/$s}" >>"$OUT/raw/warmup-$label.txt" 2>&1 || true
+    sleep 5
+  done
+}

@@ -419,48 +419,14 @@ public final class Http1Decoder extends ByteToMessageDecoder {
         return minor == 0 ? 0 : 1;
     }
 
+    /** The standard methods, most frequent first: a request naming one gets this constant, not a new String. */
+    private static final String[] KNOWN_METHODS = {"GET", "POST", "PUT", "HEAD", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT"};
+
     private static String method(ByteBuf in, int start, int len) {
-        byte c = in.getByte(start);
-        switch (len) {
-            case 3:
-                if (c == 'G' && matches(in, start, "GET")) {
-                    return "GET";
-                }
-                if (c == 'P' && matches(in, start, "PUT")) {
-                    return "PUT";
-                }
-                break;
-            case 4:
-                if (c == 'P' && matches(in, start, "POST")) {
-                    return "POST";
-                }
-                if (c == 'H' && matches(in, start, "HEAD")) {
-                    return "HEAD";
-                }
-                break;
-            case 5:
-                if (matches(in, start, "PATCH")) {
-                    return "PATCH";
-                }
-                if (matches(in, start, "TRACE")) {
-                    return "TRACE";
-                }
-                break;
-            case 6:
-                if (matches(in, start, "DELETE")) {
-                    return "DELETE";
-                }
-                break;
-            case 7:
-                if (matches(in, start, "OPTIONS")) {
-                    return "OPTIONS";
-                }
-                if (matches(in, start, "CONNECT")) {
-                    return "CONNECT";
-                }
-                break;
-            default:
-                break;
+        for (String m : KNOWN_METHODS) {
+            if (m.length() == len && matches(in, start, m)) {
+                return m;
+            }
         }
         return in.toString(start, len, java.nio.charset.StandardCharsets.ISO_8859_1);
     }
