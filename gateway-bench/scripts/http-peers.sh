@@ -30,7 +30,8 @@
 # Everything binds 127.0.0.1, is bounded in time, and is stopped by PID on exit.
 #
 # Warm-up: --warm SECS of load per target, in cycles of at most 10 s on fresh connections with 5 s
-# of quiet after each (warm_cycles in lib/bench-common.sh).
+# of quiet after each (warm_cycles in lib/bench-common.sh), with wrk (or http-load); when churn is
+# measured, as many seconds again with ab -c 1500 without keep-alive.
 # usage: http-peers.sh [--out DIR] [--reps N] [-D SECS] [--warm SECS] [--scenarios "percore rate2000 churn scaleout sidecar"]
 #                      [--targets "gateway gateway-uring nginx haproxy"] [--churn-n N] [--gateway-jar JAR] [--quick]
 #                      [--quiet-wait S] [--max-foreign PCT]
@@ -312,9 +313,14 @@ matrix() { # "scenarios" "targets" clientcpu
     done
   done
 }
-warm() { # targets client-cpu: the percore64 client (wrk where installed), see warm_cycles
+warm() { # targets client-cpu: the percore64 client (wrk where installed), and ab when churn is measured
   local t; for t in $1; do [ "$t" = direct ] && continue
-    warm_cycles "$t" taskset -c "$2" $(D={}; load_cmd percore64 "$(port_of "$t")"); done; }
+    warm_cycles "$t" taskset -c "$2" $(D={}; load_cmd percore64 "$(port_of "$t")")
+    # churn takes paths keep-alive never does (accept, close after the response, HTTP/1.0 heads)
+    if [[ " $SCENARIOS " == *" churn "* ]]; then
+      warm_cycles "$t-churn" taskset -c "$2" ab -q -r -c 1500 -t {} -n 100000000 "http://127.0.0.1:$(port_of "$t")/128"
+    fi
+  done; }
 
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 backend_config

@@ -97,6 +97,8 @@ public final class Gateway implements AutoCloseable {
     private final Ticker ticker;
     private final RandomGenerator random;
     private final Transport transport;
+    /** One listening socket per worker (SO_REUSEPORT), see {@link #listen}. */
+    private final boolean reusePort;
     /** Replaced as a whole on reload (copy on write); readers on any thread see a consistent map. */
     private volatile Map<String, ClusterBalancer> clusters = Map.of();
     private final Map<String, RunningListener> listeners = new LinkedHashMap<>();
@@ -143,6 +145,10 @@ public final class Gateway implements AutoCloseable {
         this.createdNanos = System.nanoTime();
         this.random = b.random;
         this.transport = Transport.select(config.transport());
+        this.reusePort = config.transport().reusePort() && transport.reusePortOption() != null;
+        if (config.transport().reusePort() && !reusePort) {
+            log.warn("transport.reuse_port ignored: the {} transport cannot share a port between sockets", transport.label());
+        }
     }
 
     public static Builder builder() {
@@ -176,7 +182,7 @@ public final class Gateway implements AutoCloseable {
             for (ClusterConfig c : config.clusters()) {
                 built.put(c.name(), newBalancer(c));
             }
-            List<io.netty.channel.ChannelFuture> binds = new ArrayList<>();
+            List<CompletableFuture<?>> binds = new ArrayList<>();
             for (ListenerConfig l : config.listeners()) {
                 RunningListener rl = bind(l, false);
                 RouteTable table = RouteTable.compile(l.routes(), built);
@@ -184,13 +190,13 @@ public final class Gateway implements AutoCloseable {
                 rl.reconfigure.accept(l, table);
                 rl.startAccepting();
                 listeners.put(l.name(), rl);
-                binds.add(rl.bindFuture);
+                binds.add(rl.sockets.bound());
             }
             if (config.admin().enabled()) {
                 admin = bindAdmin();
-                binds.add(admin);
+                binds.add(toCompletable(admin));
             }
-            CompletableFuture<?>[] all = binds.stream().map(Gateway::toCompletable).toArray(CompletableFuture[]::new);
+            CompletableFuture<?>[] all = binds.toArray(CompletableFuture[]::new);
             CompletableFuture.allOf(all).whenComplete((v, err) -> {
                 if (err != null) {
                     Throwable cause = err.getCause() != null ? err.getCause() : err;
@@ -198,7 +204,8 @@ public final class Gateway implements AutoCloseable {
                 } else {
                     phase = Phase.RUNNING;
                     startedMillis = System.currentTimeMillis();
-                    log.info("sluice started: transport={} workers={} listeners={}{}", transport.label(), threads,
+                    log.info("sluice started: transport={} workers={}{} listeners={}{}", transport.label(), threads,
+                            reusePort ? " reuse_port" : "",
                             listeners.keySet(), admin == null ? "" : " admin=" + adminAddress());
                     result.complete(this);
                 }
@@ -252,14 +259,13 @@ public final class Gateway implements AutoCloseable {
     }
 
     /**
-     * Binds a data-path listener. It accepts on a worker loop, not a separate acceptor thread: handing each accepted
-     * connection from such a thread to a worker costs a thread switch per connection (a fifth of
-     * the gateway's CPU in a connection-churn run on one core).
+     * Binds a data-path listener. It accepts on the worker loops, not a separate acceptor thread:
+     * handing each accepted connection from such a thread to a worker costs a thread switch per
+     * connection (a fifth of the gateway's CPU in a connection-churn run on one core). With
+     * {@code transport.reuse_port} every worker has its own socket on the port.
      */
-    private io.netty.channel.ChannelFuture listen(ListenerConfig l, ChannelInitializer<SocketChannel> pipeline,
-                                                  boolean accepting) {
-        return new ServerBootstrap()
-                .group(workers, workers)
+    private ListenSockets listen(ListenerConfig l, ChannelInitializer<SocketChannel> pipeline, boolean accepting) {
+        ServerBootstrap template = new ServerBootstrap()
                 .channel(transport.serverChannel())
                 .option(ChannelOption.SO_BACKLOG, config.transport().backlog())
                 .option(ChannelOption.SO_REUSEADDR, true)
@@ -269,8 +275,8 @@ public final class Gateway implements AutoCloseable {
                 .childOption(ChannelOption.TCP_NODELAY, !io.netty.util.internal.PlatformDependent.canEnableTcpNoDelayByDefault()
                         ? Boolean.TRUE : null)
                 .childOption(ChannelOption.ALLOCATOR, Transport.allocator())
-                .childHandler(pipeline)
-                .bind(l.address(), l.port());
+                .childHandler(pipeline);
+        return ListenSockets.bind(template, workers, reusePort ? transport.reusePortOption() : null, l.address(), l.port());
     }
 
     /**
@@ -606,12 +612,12 @@ public final class Gateway implements AutoCloseable {
             }
             RunningListener rl = bind(l, false);
             bound.put(l.name(), rl);
-            io.netty.channel.ChannelFuture f = rl.bindFuture.awaitUninterruptibly();
-            if (!f.isSuccess()) {
+            Throwable failed = rl.sockets.awaitBound();
+            if (failed != null) {
                 for (RunningListener b : bound.values()) {
                     unbind(b);
                 }
-                String why = f.cause() == null ? "bind failed" : f.cause().getMessage();
+                String why = failed.getMessage() == null ? "bind failed" : failed.getMessage();
                 throw new ConfigException("$.listeners[" + i + "].port", l.port(), "an address and port this gateway can bind (binding "
                         + l.address() + ":" + l.port() + " failed: " + why + ")");
             }
@@ -621,7 +627,7 @@ public final class Gateway implements AutoCloseable {
 
     /** Undoes {@link #bind} of a listener that never accepted. */
     private void unbind(RunningListener rl) {
-        rl.bindFuture.channel().close();
+        rl.sockets.close();
         if (rl.hook != null) {
             unavailableHooks.remove(rl.hook);
         }
@@ -652,7 +658,7 @@ public final class Gateway implements AutoCloseable {
      */
     private void retire(RunningListener rl, java.time.Duration drainTimeout) {
         String address = boundAddress(rl);
-        rl.bindFuture.channel().close();
+        rl.sockets.close();
         rl.startDraining.run();
         if (rl.hook != null) {
             unavailableHooks.remove(rl.hook);
@@ -693,7 +699,7 @@ public final class Gateway implements AutoCloseable {
     }
 
     private static String boundAddress(RunningListener rl) {
-        java.net.SocketAddress a = rl.bindFuture.channel().localAddress();
+        java.net.SocketAddress a = rl.sockets.localAddress();
         if (a instanceof InetSocketAddress i) {
             return i.getHostString() + ":" + i.getPort();
         }
@@ -750,7 +756,7 @@ public final class Gateway implements AutoCloseable {
     /** The bound address of a listener (useful with port 0). */
     public InetSocketAddress address(String listener) {
         RunningListener l = Objects.requireNonNull(listeners.get(listener), () -> "no listener " + listener);
-        return (InetSocketAddress) l.bindFuture.channel().localAddress();
+        return (InetSocketAddress) l.sockets.localAddress();
     }
 
     public int port(String listener) {
@@ -798,7 +804,7 @@ public final class Gateway implements AutoCloseable {
         phase = Phase.DRAINING;
         for (RunningListener l : allListeners()) {
             l.startDraining.run();
-            l.bindFuture.channel().close();
+            l.sockets.close();
             l.channels.forEach(ch -> ch.pipeline().fireUserEventTriggered(DrainEvent.INSTANCE));
         }
         long deadline = ticker.nanoTime() + config.drainTimeout().toNanos();
@@ -917,19 +923,19 @@ public final class Gateway implements AutoCloseable {
      * @param reconfigure swaps in a listener config's options and its route table (compiled against the running clusters)
      */
     private record RunningListener(ListenerConfig config, ListenerMetrics metrics,
-                                   io.netty.channel.ChannelFuture bindFuture, ChannelGroup channels,
+                                   ListenSockets sockets, ChannelGroup channels,
                                    java.util.function.Consumer<Host> hook, Runnable startDraining,
                                    Runnable closePools, IntSupplier upstreamConnections,
                                    BiConsumer<ListenerConfig, RouteTable> reconfigure) {
 
         RunningListener withConfig(ListenerConfig c) {
-            return new RunningListener(c, metrics, bindFuture, channels, hook, startDraining, closePools,
+            return new RunningListener(c, metrics, sockets, channels, hook, startDraining, closePools,
                     upstreamConnections, reconfigure);
         }
 
-        /** The socket starts accepting connections (it was bound with auto-read off). */
+        /** The sockets start accepting connections (they were bound with auto-read off). */
         void startAccepting() {
-            bindFuture.channel().config().setAutoRead(true);
+            sockets.startAccepting();
         }
     }
 

@@ -8,8 +8,15 @@ import java.util.Locale;
  * @param type          {@code auto} (epoll when available, else nio), {@code epoll}, {@code io_uring}, {@code nio}
  * @param workerThreads worker event loops; 0 = number of available processors
  * @param backlog       listen backlog
+ * @param reusePort     one listening socket per worker event loop (SO_REUSEPORT; epoll and io_uring):
+ *                      the kernel spreads new connections over the workers, none is handed between
+ *                      threads; off: one socket, accepted on one worker
  */
-public record TransportConfig(String type, int workerThreads, int backlog) {
+public record TransportConfig(String type, int workerThreads, int backlog, boolean reusePort) {
+
+    public TransportConfig(String type, int workerThreads, int backlog) {
+        this(type, workerThreads, backlog, false);
+    }
 
     public TransportConfig {
         type = type == null ? "auto" : type.toLowerCase(Locale.ROOT);
@@ -21,6 +28,6 @@ public record TransportConfig(String type, int workerThreads, int backlog) {
     }
 
     public static TransportConfig defaults() {
-        return new TransportConfig("auto", 0, 1024);
+        return new TransportConfig("auto", 0, 1024, false);
     }
 }

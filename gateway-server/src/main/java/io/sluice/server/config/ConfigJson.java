@@ -64,7 +64,8 @@ public final class ConfigJson {
         AdminConfig a = c.admin();
         root.putObject("admin").put("enabled", a.enabled()).put("address", a.address()).put("port", a.port()).put("metrics", a.metrics());
         TransportConfig t = c.transport();
-        root.putObject("transport").put("type", t.type()).put("worker_threads", t.workerThreads()).put("backlog", t.backlog());
+        root.putObject("transport").put("type", t.type()).put("worker_threads", t.workerThreads()).put("backlog", t.backlog())
+                .put("reuse_port", t.reusePort());
         root.put("drain_timeout", d(c.drainTimeout()));
         io.sluice.core.config.AccessLogConfig al = c.accessLog();
         root.putObject("access_log").put("enabled", al.enabled()).put("path", al.path()).put("format", al.format())

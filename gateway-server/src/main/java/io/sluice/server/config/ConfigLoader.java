@@ -455,8 +455,9 @@ public final class ConfigLoader {
         String type = o.string("type", d.type());
         int workers = o.integer("worker_threads", d.workerThreads());
         int backlog = o.integer("backlog", d.backlog());
+        boolean reusePort = o.bool("reuse_port", d.reusePort());
         o.finish();
-        return build(o.path(), () -> new TransportConfig(type, workers, backlog));
+        return build(o.path(), () -> new TransportConfig(type, workers, backlog, reusePort));
     }
 
     static Protocol protocol(JsonObject o, String key, Protocol def) {

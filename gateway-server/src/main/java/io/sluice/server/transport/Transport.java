@@ -60,7 +60,13 @@ public enum Transport {
                 }
                 yield IO_URING;
             }
-            case "nio" -> NIO;
+            case "nio" -> {
+                if (config.reusePort()) {
+                    throw new ConfigException("$.transport.reuse_port", true,
+                            "false with the nio transport (sharing a port between sockets needs epoll or io_uring)");
+                }
+                yield NIO;
+            }
             default -> Epoll.isAvailable() ? EPOLL : NIO;
         };
     }
@@ -75,6 +81,15 @@ public enum Transport {
 
     public Class<? extends SocketChannel> socketChannel() {
         return socketChannel;
+    }
+
+    /** The option that lets several listening sockets share a port (SO_REUSEPORT), or null (NIO). */
+    public ChannelOption<Boolean> reusePortOption() {
+        return switch (this) {
+            case EPOLL -> io.netty.channel.epoll.EpollChannelOption.SO_REUSEPORT;
+            case IO_URING -> io.netty.channel.uring.IoUringChannelOption.SO_REUSEPORT;
+            case NIO -> null;
+        };
     }
 
     private IoHandlerFactory ioHandlerFactory() {

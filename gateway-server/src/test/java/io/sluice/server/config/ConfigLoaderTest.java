@@ -129,6 +129,16 @@ class ConfigLoaderTest {
     }
 
     @Test
+    void reusePortIsOffByDefaultReadsABooleanAndSurvivesRendering() {
+        assertThat(nat(MIN).transport().reusePort()).isFalse();
+        String with = MIN.substring(0, MIN.length() - 1) + ", \"transport\": {\"worker_threads\": 4, \"reuse_port\": %s}}";
+        GatewayConfig c = nat(with.formatted("true"));
+        assertThat(c.transport().reusePort()).isTrue();
+        assertThat(nat(ConfigJson.render(c)).transport()).isEqualTo(c.transport());
+        assertThat(error(with.formatted("\"yes\""))).startsWith("$.transport.reuse_port:").contains("\"yes\"");
+    }
+
+    @Test
     void malformedJsonSaysWhere() {
         assertThat(error("{\"listeners\": [\n  {\"name\": \"web\",, }]}"))
                 .contains("$", "valid JSON", "line 2");
