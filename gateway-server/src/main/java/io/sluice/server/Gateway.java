@@ -286,7 +286,7 @@ public final class Gateway implements AutoCloseable {
      * The listener's meters are those of the running listener of the same name and protocol, if any.
      */
     private RunningListener bind(ListenerConfig l, boolean accepting) {
-        String protocol = l.protocol() == Protocol.BOLT ? "bolt" : "http";
+        String protocol = l.protocol().name().toLowerCase(java.util.Locale.ROOT);
         ListenerMetrics lm = null;
         RunningListener same = listeners.get(l.name());
         if (same != null && same.config.protocol() == l.protocol()) {
@@ -312,6 +312,9 @@ public final class Gateway implements AutoCloseable {
                         ctx.update(table, lc.bolt(), d == null ? null : clusters.get(d));
                     });
         }
+        if (l.protocol() == Protocol.AUTO) {
+            return bindBoth(l, lm, channels, empty, accepting);
+        }
         HttpListenerContext ctx = new HttpListenerContext(l.name(), empty, l.http(), lm, workers, transport, ticker,
                 metrics::cluster);
         ctx.accessLog(accessLog);
@@ -322,10 +325,58 @@ public final class Gateway implements AutoCloseable {
                 (lc, table) -> ctx.update(table, lc.http()));
     }
 
+    /**
+     * A listener with {@code "protocol": "auto"}: an HTTP and a Bolt listener context behind one
+     * socket, sharing its meters and connection group; {@link ProtocolDetector} picks the pipeline
+     * from each connection's first byte. A connection may stay silent up to the longer of the two
+     * idle timeouts before that byte.
+     */
+    private RunningListener bindBoth(ListenerConfig l, ListenerMetrics lm, ChannelGroup channels, RouteTable empty,
+                                     boolean accepting) {
+        HttpListenerContext http = new HttpListenerContext(l.name(), empty, l.http(), lm, workers, transport, ticker,
+                metrics::cluster);
+        http.accessLog(accessLog);
+        BoltListenerContext bolt = new BoltListenerContext(l.name(), empty, l.bolt(), null, lm, workers, transport,
+                ticker, metrics::upstreamConnectionHandler);
+        bolt.accessLog(accessLog);
+        HttpServerInitializer httpPipeline = new HttpServerInitializer(http, channels);
+        BoltServerInitializer boltPipeline = new BoltServerInitializer(bolt, channels);
+        long silence = Math.max(l.http().idleTimeout().toNanos(), l.bolt().idleTimeout().toNanos());
+        ChannelInitializer<SocketChannel> detect = new ChannelInitializer<>() {
+            @Override
+            protected void initChannel(SocketChannel ch) {
+                channels.add(ch);
+                io.netty.channel.ChannelHandler meter = lm.newConnectionHandler(http::draining);
+                if (meter != null) {
+                    ch.pipeline().addLast("meter", meter);
+                }
+                ch.pipeline().addLast("protocol-detector", new ProtocolDetector(c -> httpPipeline.configure(c, false),
+                        c -> boltPipeline.configure(c, false), silence));
+            }
+        };
+        java.util.function.Consumer<Host> hook = http::closeIdle;
+        unavailableHooks.add(hook);
+        return new RunningListener(l, lm, listen(l, detect, accepting), channels, hook,
+                () -> {
+                    http.startDraining();
+                    bolt.startDraining();
+                },
+                () -> {
+                    http.closePools();
+                    bolt.closePools();
+                },
+                () -> http.idleUpstreamConnections() + bolt.upstreamConnections(),
+                (lc, table) -> {
+                    http.update(table, lc.http());
+                    String d = lc.bolt().defaultCluster();
+                    bolt.update(table, lc.bolt(), d == null ? null : clusters.get(d));
+                });
+    }
+
     /** Gives the routes of {@code table} their meters (before the table is published). Caller holds the lock. */
     private void attachMeters(RunningListener rl, ListenerConfig l, RouteTable table) {
         rl.metrics.attach(table, metrics::cluster);
-        if (l.protocol() == Protocol.BOLT) {
+        if (l.protocol() != Protocol.HTTP) {
             String d = l.bolt().defaultCluster();
             rl.metrics.defaultCluster(d == null ? null : metrics.cluster(d));
         }
@@ -849,7 +900,7 @@ public final class Gateway implements AutoCloseable {
 
     private boolean hasBoltListener() {
         for (RunningListener l : listeners.values()) {
-            if (l.config().protocol() == Protocol.BOLT) {
+            if (l.config().protocol() != Protocol.HTTP) {
                 return true;
             }
         }

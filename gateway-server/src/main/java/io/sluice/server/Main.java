@@ -376,9 +376,10 @@ public final class Main {
         String firstHttp = null;
         for (ListenerConfig l : gw.config().listeners()) {
             int port = gw.port(l.name());
-            sb.append("  listener  ").append(l.name()).append("  ").append(l.protocol().name().toLowerCase())
+            sb.append("  listener  ").append(l.name()).append("  ")
+                    .append(l.protocol() == Protocol.AUTO ? "http+bolt" : l.protocol().name().toLowerCase())
                     .append("://").append(l.address()).append(':').append(port).append('\n');
-            if (firstHttp == null && l.protocol() == Protocol.HTTP) {
+            if (firstHttp == null && l.protocol() != Protocol.BOLT) {
                 String addr = "0.0.0.0".equals(l.address()) ? "127.0.0.1" : l.address();
                 firstHttp = "http://" + addr + ":" + port + "/";
             }
@@ -400,7 +401,7 @@ public final class Main {
         }
         String firstBolt = null;
         for (ListenerConfig l : gw.config().listeners()) {
-            if (firstBolt == null && l.protocol() == Protocol.BOLT) {
+            if (firstBolt == null && l.protocol() != Protocol.HTTP) {
                 String addr = "0.0.0.0".equals(l.address()) ? "127.0.0.1" : l.address();
                 firstBolt = "sofarpc://" + addr + ":" + gw.port(l.name());
             }

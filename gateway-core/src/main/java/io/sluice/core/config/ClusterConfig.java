@@ -38,6 +38,9 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
     public ClusterConfig {
         Checks.notBlank("name", name);
         protocol = protocol == null ? Protocol.HTTP : protocol;
+        if (protocol == Protocol.AUTO) {
+            throw new ConfigException("protocol", "auto", "\"http\" or \"bolt\" (what the hosts speak; \"auto\" is for listeners)");
+        }
         lb = lb == null ? LbPolicy.WEIGHTED_ROUND_ROBIN : lb;
         hosts = Checks.list(hosts);
         Set<String> seen = new HashSet<>();
@@ -60,6 +63,11 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
     public static ClusterConfig of(String name, List<HostConfig> hosts) {
         return new ClusterConfig(name, Protocol.HTTP, LbPolicy.WEIGHTED_ROUND_ROBIN, hosts, null, null, null,
                 null, null, null, DEFAULT_PANIC_THRESHOLD, false, 2, 1.0);
+    }
+
+    public ClusterConfig withProtocol(Protocol p) {
+        return new ClusterConfig(name, p, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck,
+                slowStart, outlier, panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias);
     }
 
     public ClusterConfig withHosts(List<HostConfig> newHosts) {

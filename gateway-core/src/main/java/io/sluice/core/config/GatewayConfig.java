@@ -67,18 +67,35 @@ public record GatewayConfig(List<ListenerConfig> listeners, List<ClusterConfig> 
             }
             for (int r = 0; r < l.routes().size(); r++) {
                 String c = l.routes().get(r).cluster();
-                if (!byName.containsKey(c)) {
+                ClusterConfig target = byName.get(c);
+                if (target == null) {
                     throw new ConfigException(at + ".routes[" + r + "].cluster", c, "one of the cluster names " + byName.keySet());
+                }
+                if (l.protocol() != Protocol.AUTO && target.protocol() != l.protocol()) {
+                    throw new ConfigException(at + ".routes[" + r + "].cluster", c, "a cluster speaking " + lower(l.protocol())
+                            + " like its listener (\"" + c + "\" speaks " + lower(target.protocol())
+                            + "; a listener with \"protocol\": \"auto\" takes both)");
                 }
             }
             String dc = l.bolt().defaultCluster();
-            if (l.protocol() == Protocol.BOLT && dc != null && !byName.containsKey(dc)) {
-                throw new ConfigException(at + ".bolt.default_cluster", dc, "one of the cluster names " + byName.keySet());
+            if (l.protocol() != Protocol.HTTP && dc != null) {
+                ClusterConfig target = byName.get(dc);
+                if (target == null) {
+                    throw new ConfigException(at + ".bolt.default_cluster", dc, "one of the cluster names " + byName.keySet());
+                }
+                if (target.protocol() != Protocol.BOLT) {
+                    throw new ConfigException(at + ".bolt.default_cluster", dc, "a cluster speaking bolt (\"" + dc + "\" speaks "
+                            + lower(target.protocol()) + ")");
+                }
             }
         }
         if (admin.enabled() && admin.port() != 0 && binds.contains(admin.address() + ":" + admin.port())) {
             throw new ConfigException("$.admin.port", admin.port(), "a port no listener binds on " + admin.address());
         }
+    }
+
+    private static String lower(Protocol p) {
+        return p.name().toLowerCase(java.util.Locale.ROOT);
     }
 
     public ClusterConfig cluster(String name) {

@@ -26,10 +26,18 @@ public final class BoltServerInitializer extends ChannelInitializer<SocketChanne
     @Override
     protected void initChannel(SocketChannel ch) {
         channels.add(ch);
+        configure(ch, true);
+    }
+
+    /**
+     * Appends the Bolt handlers to {@code ch}'s pipeline ({@code meter}: with the connection meter
+     * first; a listener that detects the protocol has added that already).
+     */
+    public void configure(io.netty.channel.Channel ch, boolean meter) {
         BoltOptions o = context.options();
-        io.netty.channel.ChannelHandler meter = context.metrics().newConnectionHandler(context::draining);
-        if (meter != null) {
-            ch.pipeline().addLast("meter", meter);
+        io.netty.channel.ChannelHandler m = meter ? context.metrics().newConnectionHandler(context::draining) : null;
+        if (m != null) {
+            ch.pipeline().addLast("meter", m);
         }
         ch.pipeline()
                 .addLast(BoltPipeline.FRAME_DECODER, new BoltFrameDecoder(o.maxFrameLength()))

@@ -80,13 +80,14 @@ public final class ConfigJson {
         for (RouteConfig r : l.routes()) {
             route(routes.addObject(), r);
         }
-        if (l.protocol() == Protocol.HTTP) {
+        if (l.protocol() != Protocol.BOLT) {
             HttpOptions h = l.http();
             o.putObject("http").put("max_initial_line_length", h.maxInitialLineLength())
                     .put("max_header_size", h.maxHeaderSize()).put("max_request_body", h.maxRequestBodyBytes())
                     .put("idle_timeout", d(h.idleTimeout())).put("request_header_timeout", d(h.requestHeaderTimeout()))
                     .put("preserve_host", h.preserveHost()).put("x_forwarded", h.xForwarded());
-        } else {
+        }
+        if (l.protocol() != Protocol.HTTP) {
             BoltOptions b = l.bolt();
             ObjectNode bn = o.putObject("bolt").put("max_frame_length", b.maxFrameLength())
                     .put("idle_timeout", d(b.idleTimeout())).put("max_in_flight_per_connection", b.maxInFlight());

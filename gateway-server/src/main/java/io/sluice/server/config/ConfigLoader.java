@@ -149,7 +149,7 @@ public final class ConfigLoader {
 
     private static ListenerConfig listener(JsonObject o) {
         String name = o.requiredString("name");
-        Protocol protocol = protocol(o, "protocol", Protocol.HTTP);
+        Protocol protocol = protocol(o, "protocol", Protocol.HTTP, true);
         String address = o.string("address", "127.0.0.1");
         int port = o.integer("port", -1);
         if (port < 0) {
@@ -461,6 +461,11 @@ public final class ConfigLoader {
     }
 
     static Protocol protocol(JsonObject o, String key, Protocol def) {
+        return protocol(o, key, def, false);
+    }
+
+    /** {@code auto} (HTTP and Bolt on one port) only where {@code listener}. */
+    static Protocol protocol(JsonObject o, String key, Protocol def, boolean listener) {
         String s = o.string(key, null);
         if (s == null) {
             return def;
@@ -468,7 +473,13 @@ public final class ConfigLoader {
         return switch (s.toLowerCase(Locale.ROOT)) {
             case "http", "http1", "http/1.1" -> Protocol.HTTP;
             case "bolt", "sofarpc" -> Protocol.BOLT;
-            default -> throw new ConfigException(o.at(key), s, "\"http\" or \"bolt\"");
+            case "auto" -> {
+                if (!listener) {
+                    throw new ConfigException(o.at(key), s, "\"http\" or \"bolt\" (what the hosts speak; \"auto\" is for listeners)");
+                }
+                yield Protocol.AUTO;
+            }
+            default -> throw new ConfigException(o.at(key), s, listener ? "\"http\", \"bolt\" or \"auto\"" : "\"http\" or \"bolt\"");
         };
     }
 

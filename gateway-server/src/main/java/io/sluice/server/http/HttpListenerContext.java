@@ -81,7 +81,8 @@ public final class HttpListenerContext {
         this.options = newOptions;
     }
 
-    boolean draining() {
+    /** True once {@link #startDraining} ran. */
+    public boolean draining() {
         return draining;
     }
 

@@ -23,11 +23,19 @@ public final class HttpServerInitializer extends ChannelInitializer<SocketChanne
     @Override
     protected void initChannel(SocketChannel ch) {
         channels.add(ch);
+        configure(ch, true);
+    }
+
+    /**
+     * Appends the HTTP handlers to {@code ch}'s pipeline ({@code meter}: with the connection meter
+     * first; a listener that detects the protocol has added that already).
+     */
+    public void configure(io.netty.channel.Channel ch, boolean meter) {
         HttpOptions o = context.options();
         HttpProxyHandler proxy = new HttpProxyHandler(context);
-        io.netty.channel.ChannelHandler meter = context.metrics().newConnectionHandler(context::draining);
-        if (meter != null) {
-            ch.pipeline().addLast("meter", meter);
+        io.netty.channel.ChannelHandler m = meter ? context.metrics().newConnectionHandler(context::draining) : null;
+        if (m != null) {
+            ch.pipeline().addLast("meter", m);
         }
         ch.pipeline()
                 .addLast("read-marker", new ReadMarkerHandler(proxy))

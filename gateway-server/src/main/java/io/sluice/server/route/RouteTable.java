@@ -1,6 +1,7 @@
 package io.sluice.server.route;
 
 import io.sluice.core.config.HeaderMatch;
+import io.sluice.core.config.Protocol;
 import io.sluice.core.config.RouteConfig;
 import io.sluice.core.config.RouteMatch;
 import io.sluice.lb.ClusterBalancer;
@@ -18,28 +19,35 @@ import java.util.function.Function;
 public final class RouteTable {
 
     private final Route[] routes;
+    /** The routes to HTTP clusters, and to Bolt clusters: a request considers those of its protocol only. */
+    private final Route[] httpRoutes;
+    private final Route[] boltRoutes;
     private final boolean usesHost;
     private final boolean usesPath;
     private final long minTimeoutNanos;
 
     private RouteTable(Route[] routes) {
         this.routes = routes;
+        this.httpRoutes = java.util.Arrays.stream(routes)
+                .filter(r -> r.cluster().config().protocol() == Protocol.HTTP).toArray(Route[]::new);
+        this.boltRoutes = java.util.Arrays.stream(routes)
+                .filter(r -> r.cluster().config().protocol() == Protocol.BOLT).toArray(Route[]::new);
         boolean host = false;
         boolean path = false;
-        for (Route r : routes) {
+        for (Route r : httpRoutes) {
             host |= !r.config().match().hosts().isEmpty();
             path |= r.config().match().path() != null;
         }
         this.usesHost = host;
         this.usesPath = path;
         long min = Long.MAX_VALUE;
-        for (Route r : routes) {
+        for (Route r : httpRoutes) {
             min = Math.min(min, r.timeoutNanos());
         }
         this.minTimeoutNanos = min;
     }
 
-    /** The shortest response timeout of any route (Long.MAX_VALUE without routes). */
+    /** The shortest response timeout of any HTTP route (Long.MAX_VALUE without them). */
     public long minTimeoutNanos() {
         return minTimeoutNanos;
     }
@@ -81,7 +89,7 @@ public final class RouteTable {
      * @param headers header lookup by lower-case name (returns null when absent)
      */
     public Route routeHttp(String host, String path, String method, Function<String, String> headers) {
-        for (Route r : routes) {
+        for (Route r : httpRoutes) {
             RouteMatch m = r.config().match();
             if (!m.matchesHost(host)) {
                 continue;
@@ -110,7 +118,7 @@ public final class RouteTable {
      * @param headers header-map lookup by exact key
      */
     public Route routeBolt(String service, String method, Function<String, String> headers) {
-        for (Route r : routes) {
+        for (Route r : boltRoutes) {
             RouteMatch m = r.config().match();
             if (m.path() != null || !m.hosts().isEmpty() || !m.methods().isEmpty()) {
                 continue;

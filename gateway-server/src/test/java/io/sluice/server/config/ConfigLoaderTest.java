@@ -139,6 +139,25 @@ class ConfigLoaderTest {
     }
 
     @Test
+    void aListenerRoutesToClustersOfItsProtocolUnlessItIsAuto() {
+        String two = """
+                {"listeners": [{"name": "l", "protocol": "%s", "port": 8080, "routes": [{"cluster": "web"}, {"cluster": "rpc"}]}],
+                 "clusters": [{"name": "web", "hosts": ["127.0.0.1:9000"]},
+                              {"name": "rpc", "protocol": "bolt", "hosts": ["127.0.0.1:12220"]}]}""";
+        assertThat(error(two.formatted("http"))).startsWith("$.listeners[0].routes[1].cluster:")
+                .contains("\"rpc\"", "a cluster speaking http", "speaks bolt", "\"auto\"");
+        assertThat(error(two.formatted("bolt"))).startsWith("$.listeners[0].routes[0].cluster:").contains("speaks http");
+        GatewayConfig both = nat(two.formatted("auto"));
+        assertThat(both.listeners().get(0).protocol()).isEqualTo(Protocol.AUTO);
+        assertThat(nat(ConfigJson.render(both))).isEqualTo(both);
+        assertThat(error(two.formatted("auto").replace("\"protocol\": \"bolt\"", "\"protocol\": \"auto\"")))
+                .startsWith("$.clusters[1].protocol:").contains("\"auto\" is for listeners");
+        assertThat(error(two.formatted("ftp"))).startsWith("$.listeners[0].protocol:").contains("\"http\", \"bolt\" or \"auto\"");
+        assertThat(error(two.formatted("auto").replace("\"port\": 8080,", "\"port\": 8080, \"bolt\": {\"default_cluster\": \"web\"},")))
+                .startsWith("$.listeners[0].bolt.default_cluster:").contains("a cluster speaking bolt");
+    }
+
+    @Test
     void malformedJsonSaysWhere() {
         assertThat(error("{\"listeners\": [\n  {\"name\": \"web\",, }]}"))
                 .contains("$", "valid JSON", "line 2");

@@ -3,6 +3,7 @@ package io.sluice.server.route;
 import io.sluice.core.config.ClusterConfig;
 import io.sluice.core.config.HeaderMatch;
 import io.sluice.core.config.HostConfig;
+import io.sluice.core.config.Protocol;
 import io.sluice.core.config.RouteConfig;
 import io.sluice.core.config.RouteMatch;
 import io.sluice.core.config.StringMatch;
@@ -25,8 +26,9 @@ class RouteTableTest {
     private final Map<String, ClusterBalancer> clusters = new LinkedHashMap<>();
 
     RouteTableTest() {
-        for (String name : List.of("api", "shop", "admin", "static", "rpc", "fallback")) {
-            clusters.put(name, ClusterBalancer.create(ClusterConfig.of(name, List.of(new HostConfig("127.0.0.1", 1, 1))),
+        for (String name : List.of("api", "shop", "admin", "static", "rpc", "fallback", "any-rpc")) {
+            ClusterConfig c = ClusterConfig.of(name, List.of(new HostConfig("127.0.0.1", 1, 1)));
+            clusters.put(name, ClusterBalancer.create(name.endsWith("rpc") ? c.withProtocol(Protocol.BOLT) : c,
                     new LbContext(new ManualScheduler(), new SplittableRandom(1))));
         }
     }
@@ -89,6 +91,17 @@ class RouteTableTest {
         assertThat(t.routeHttp("x", "/img/logo.png", "GET", NO_HEADERS).name()).isEqualTo("static");
         assertThat(t.routeHttp("x", "/img/logo.png.html", "GET", NO_HEADERS)).isNull(); // regex must match the whole path
         assertThat(t.routeHttp("x", "/apix", "GET", NO_HEADERS)).isNull();
+    }
+
+    @Test
+    void eachProtocolConsidersOnlyTheRoutesToItsClusters() {
+        // a listener speaking both (protocol auto): the same catch-all rule, once per protocol
+        RouteTable t = RouteTable.compile(List.of(route("all-rpc", RouteMatch.ANY, "any-rpc"),
+                route("all-web", RouteMatch.ANY, "api")), clusters);
+        assertThat(t.routeHttp("x", "/", "GET", NO_HEADERS).name()).isEqualTo("all-web");
+        assertThat(t.routeBolt("com.example.Hello:1.0", "sayHello", NO_HEADERS).name()).isEqualTo("all-rpc");
+        RouteTable httpOnly = RouteTable.compile(List.of(route("all-web", RouteMatch.ANY, "api")), clusters);
+        assertThat(httpOnly.routeBolt("com.example.Hello:1.0", "sayHello", NO_HEADERS)).isNull();
     }
 
     @Test
