@@ -23,7 +23,7 @@
 # Needs the jars (./mvnw -B -q -pl gateway-bench -am package -DskipTests). Installs Debian's wrk, ab
 # (apache2-utils), nginx and HAProxy when missing and apt-get works; leaves out what it cannot find.
 # Targets: gateway (epoll), nginx, haproxy, and on request gateway-uring (the same jar on the io_uring
-# transport, started without -XX:+UseParallelGC, with which Netty's io_uring transport never accepted).
+# transport).
 # Ports: 18080-18084 (backends), 29080/29081 (gateway epoll/io_uring), 29901/29904 (their admin), 28080
 # (nginx), 28081 (HAProxy); sidecar pairs: 29180/29190 (gateways, admin 29911/29912), 28180/28190
 # (nginx), 28181/28191 (HAProxy).
@@ -217,9 +217,7 @@ start_proxies() { # backends cpu workers
   if has gateway; then gw_config "$1" "$3"; start gateway "$2" java $GW_JAVA_OPTS -jar "$GW_JAR" -c "$RUN/gw.json"; fi
   if has gateway-uring; then
     gw_config "$1" "$3" "$RUN/gw-uring.json" 29081 29904 io_uring
-    # without -XX:+UseParallelGC: with it, Netty 4.2.18's io_uring transport never accepted a
-    # connection here (the same jar with the default collector does)
-    start gateway-uring "$2" java ${GW_JAVA_OPTS//-XX:+UseParallelGC/} -jar "$GW_JAR" -c "$RUN/gw-uring.json"
+    start gateway-uring "$2" java $GW_JAVA_OPTS -jar "$GW_JAR" -c "$RUN/gw-uring.json"
   fi
   if has nginx; then nginx_config "$1" "$3"; start nginx "$2" nginx -c "$RUN/nginx.conf" -p "$RUN"; fi
   if has haproxy; then haproxy_config "$1" "$3"; start haproxy "$2" haproxy -db -f "$RUN/haproxy.cfg"; fi

@@ -77,10 +77,15 @@ final class ListenSockets {
                 f.channel().close();
                 bound.completeExceptionally(new IllegalStateException("listener closed while binding"));
             } else {
-                if (accepting) {
-                    f.channel().config().setAutoRead(true);
+                try {
+                    if (accepting) {
+                        f.channel().config().setAutoRead(true);
+                    }
+                    next.run();
+                } catch (RuntimeException e) { // Netty would only log it, and bound would never complete
+                    close();
+                    bound.completeExceptionally(e);
                 }
-                next.run();
             }
         });
     }
@@ -90,21 +95,37 @@ final class ListenSockets {
         return bound;
     }
 
-    /** Blocks until {@link #bound()} completes; the bind failure, or null. */
+    /** Blocks until {@link #bound()} completes (at most 30 s); the bind failure, or null. Not on an event loop. */
     Throwable awaitBound() {
         try {
-            bound.join();
+            bound.get(30, java.util.concurrent.TimeUnit.SECONDS);
             return null;
-        } catch (java.util.concurrent.CompletionException e) {
+        } catch (java.util.concurrent.ExecutionException e) {
             return e.getCause() != null ? e.getCause() : e;
+        } catch (java.util.concurrent.TimeoutException e) {
+            close();
+            return new java.io.IOException("binding did not complete within 30 s");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            close();
+            return e;
         }
     }
 
-    /** The sockets start accepting (they were bound with auto-read off). */
+    /**
+     * The sockets start accepting (they were bound with auto-read off). On each socket's event
+     * loop, and only once it is bound: a socket still binding turns auto-read on when its bind
+     * completes. (Netty 4.2.18's io_uring server socket never accepts if auto-read is switched on
+     * while its bind is in flight; epoll does not care.)
+     */
     void startAccepting() {
         accepting = true;
         for (Channel c : channels) {
-            c.config().setAutoRead(true);
+            c.eventLoop().execute(() -> {
+                if (c.isActive()) {
+                    c.config().setAutoRead(true);
+                }
+            });
         }
     }
 
