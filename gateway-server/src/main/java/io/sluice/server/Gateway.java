@@ -259,10 +259,11 @@ public final class Gateway implements AutoCloseable {
     }
 
     /**
-     * Binds a data-path listener. It accepts on the worker loops, not a separate acceptor thread:
+     * Binds a data-path listener. It accepts on a worker loop, not a separate acceptor thread:
      * handing each accepted connection from such a thread to a worker costs a thread switch per
-     * connection (a fifth of the gateway's CPU in a connection-churn run on one core). With
-     * {@code transport.reuse_port} every worker has its own socket on the port.
+     * connection (a fifth of the gateway's CPU in a connection-churn run on one core). With one
+     * socket, the accepting loop still hands (N-1)/N of the connections to the other workers; with
+     * {@code transport.reuse_port} every worker has its own socket on the port and keeps what it accepts.
      */
     private ListenSockets listen(ListenerConfig l, ChannelInitializer<SocketChannel> pipeline, boolean accepting) {
         ServerBootstrap template = new ServerBootstrap()
@@ -341,7 +342,7 @@ public final class Gateway implements AutoCloseable {
         bolt.accessLog(accessLog);
         HttpServerInitializer httpPipeline = new HttpServerInitializer(http, channels);
         BoltServerInitializer boltPipeline = new BoltServerInitializer(bolt, channels);
-        long silence = Math.max(l.http().idleTimeout().toNanos(), l.bolt().idleTimeout().toNanos());
+        java.util.concurrent.atomic.AtomicLong silence = new java.util.concurrent.atomic.AtomicLong(silenceNanos(l));
         ChannelInitializer<SocketChannel> detect = new ChannelInitializer<>() {
             @Override
             protected void initChannel(SocketChannel ch) {
@@ -351,7 +352,7 @@ public final class Gateway implements AutoCloseable {
                     ch.pipeline().addLast("meter", meter);
                 }
                 ch.pipeline().addLast("protocol-detector", new ProtocolDetector(c -> httpPipeline.configure(c, false),
-                        c -> boltPipeline.configure(c, false), silence));
+                        c -> boltPipeline.configure(c, false), silence::get, http::draining, lm));
             }
         };
         java.util.function.Consumer<Host> hook = http::closeIdle;
@@ -367,10 +368,16 @@ public final class Gateway implements AutoCloseable {
                 },
                 () -> http.idleUpstreamConnections() + bolt.upstreamConnections(),
                 (lc, table) -> {
+                    silence.set(silenceNanos(lc));
                     http.update(table, lc.http());
                     String d = lc.bolt().defaultCluster();
                     bolt.update(table, lc.bolt(), d == null ? null : clusters.get(d));
                 });
+    }
+
+    /** How long a connection to an auto listener may stay silent before its first byte: the longer idle timeout. */
+    private static long silenceNanos(ListenerConfig l) {
+        return Math.max(l.http().idleTimeout().toNanos(), l.bolt().idleTimeout().toNanos());
     }
 
     /** Gives the routes of {@code table} their meters (before the table is published). Caller holds the lock. */

@@ -5,32 +5,47 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import io.sluice.codec.bolt.BoltProtocol;
+import io.sluice.server.metrics.ListenerMetrics;
 import io.sluice.server.http.DrainEvent;
 
 import java.util.List;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 
 /**
  * First handler of a connection to a listener with {@code "protocol": "auto"}: waits for the
  * client's first byte, appends the Bolt pipeline when it is a Bolt protocol code (1 or 2, never
  * the first byte of an HTTP request line) and the HTTP pipeline otherwise, tells the new handlers
  * the connection is active, and removes itself, handing them the bytes read so far (no copy: the
- * decoder's buffer is passed on). A client that sends nothing within {@code timeoutNanos}, or
- * while the listener drains, is closed.
+ * decoder's buffer is passed on). A client that sends nothing within the silence timeout, or
+ * while the listener drains, is closed. The proxy handlers count a connection as opened when they
+ * start; one that closes before its first byte is counted here (opened and closed), so the
+ * accepted and closed counters agree.
  */
 final class ProtocolDetector extends ByteToMessageDecoder {
 
     private final Consumer<Channel> http;
     private final Consumer<Channel> bolt;
-    private final long timeoutNanos;
+    private final LongSupplier timeoutNanos;
+    private final BooleanSupplier draining;
+    private final ListenerMetrics metrics;
     private ScheduledFuture<?> timeout;
+    private boolean handedOver;
 
-    ProtocolDetector(Consumer<Channel> http, Consumer<Channel> bolt, long timeoutNanos) {
+    /**
+     * @param timeoutNanos read when the connection starts (a reload may change it); 0 = none
+     * @param draining     true once the listener drains: a new connection is closed at once
+     */
+    ProtocolDetector(Consumer<Channel> http, Consumer<Channel> bolt, LongSupplier timeoutNanos, BooleanSupplier draining,
+                     ListenerMetrics metrics) {
         this.http = http;
         this.bolt = bolt;
         this.timeoutNanos = timeoutNanos;
+        this.draining = draining;
+        this.metrics = metrics;
     }
 
     /** True for the first byte of a Bolt frame (its protocol code). */
@@ -40,10 +55,15 @@ final class ProtocolDetector extends ByteToMessageDecoder {
 
     @Override
     public void channelActive(ChannelHandlerContext ctx) throws Exception {
-        if (timeoutNanos > 0) {
+        if (draining.getAsBoolean()) { // accepted just before the socket closed: it missed the drain event
+            ctx.close();
+            return;
+        }
+        long t = timeoutNanos.getAsLong();
+        if (t > 0) {
             timeout = ctx.executor().schedule(() -> {
                 ctx.close();
-            }, timeoutNanos, TimeUnit.NANOSECONDS);
+            }, t, TimeUnit.NANOSECONDS);
         }
         super.channelActive(ctx);
     }
@@ -53,11 +73,22 @@ final class ProtocolDetector extends ByteToMessageDecoder {
         if (!in.isReadable()) {
             return;
         }
-        cancelTimeout();
         Channel ch = ctx.channel();
         (isBolt(in.getByte(in.readerIndex())) ? bolt : http).accept(ch);
+        handedOver = true;
+        cancelTimeout();
         ctx.fireChannelActive(); // the handlers just added start as on a fresh connection
         ctx.pipeline().remove(this); // hands them what was read (ByteToMessageDecoder passes its buffer on)
+    }
+
+    /** A reset or read error before the first byte: close quietly (nothing is in flight). */
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        if (handedOver) {
+            ctx.fireExceptionCaught(cause);
+        } else {
+            ctx.close();
+        }
     }
 
     @Override
@@ -77,6 +108,10 @@ final class ProtocolDetector extends ByteToMessageDecoder {
     @Override
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
         cancelTimeout();
+        if (!handedOver) {
+            metrics.connectionOpened();
+            metrics.connectionClosed();
+        }
         super.channelInactive(ctx);
     }
 

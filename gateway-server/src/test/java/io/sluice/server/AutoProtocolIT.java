@@ -122,8 +122,33 @@ class AutoProtocolIT {
             InputStream in = s.getInputStream();
             long t0 = System.nanoTime();
             assertThat(in.read()).as("the gateway closes a connection that never spoke").isEqualTo(-1);
-            assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(5));
+            assertThat(Duration.ofNanos(System.nanoTime() - t0)).as("after the 500 ms idle timeout")
+                    .isGreaterThan(Duration.ofMillis(400)).isLessThan(Duration.ofSeconds(5));
         }
         assertThat(get(port, "/x").body()).isEqualTo("ok from " + web.port());
+        // the silent connection is counted as accepted and closed, like every other
+        String m = get(gateway.adminAddress().getPort(), "/metrics").body();
+        double accepted = sum(m, "sluice_downstream_connections_accepted_total{");
+        double closed = sum(m, "sluice_downstream_connections_closed_total{");
+        assertThat(accepted).isEqualTo(2.0); // the silent one and the HttpClient's
+        assertThat(closed).isGreaterThanOrEqualTo(1.0).isLessThanOrEqualTo(accepted);
+    }
+
+    /** Sum of the samples of a meter on listener "both". */
+    private static double sum(String metrics, String prefix) {
+        return metrics.lines().filter(l -> l.startsWith(prefix) && l.contains("listener=\"both\""))
+                .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1))).sum();
+    }
+
+    @Test
+    void aShutdownClosesASilentConnectionAtOnce() throws Exception {
+        try (Socket s = new Socket("127.0.0.1", port)) {
+            s.setSoTimeout(10_000);
+            assertThat(client.invokeSync("127.0.0.1:" + port, "before", 5000)).isEqualTo("echo:before");
+            long t0 = System.nanoTime();
+            gateway.close(); // drain timeout 5 s: the silent connection must not hold it up
+            assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(3));
+            assertThat(s.getInputStream().read()).isEqualTo(-1);
+        }
     }
 }

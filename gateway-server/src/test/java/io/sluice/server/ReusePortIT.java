@@ -30,6 +30,7 @@ import java.util.SplittableRandom;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * {@code transport.reuse_port}: one listening socket per worker on the listener's port (what
@@ -90,9 +91,8 @@ class ReusePortIT {
             Gateway g = start(config(backend, 0, "auto", 3, true));
             int port = g.port("web");
             try {
-                if (!g.transport().equals("nio")) {
-                    assertThat(listening(port)).as("sockets listening on the port").isEqualTo(3);
-                }
+                assumeTrue(!g.transport().equals("nio"), "no epoll here: auto falls back to NIO, one socket");
+                assertThat(listening(port)).as("sockets listening on the port").isEqualTo(3);
                 List<RawClient> clients = new ArrayList<>();
                 try {
                     for (int i = 0; i < 24; i++) { // connections the kernel spreads over the three sockets
@@ -122,6 +122,9 @@ class ReusePortIT {
     void aReloadThatMovesTheListenerClosesEverySocketOfTheOldPort() throws Exception {
         int a = freePort();
         int b = freePort();
+        while (b == a) {
+            b = freePort();
+        }
         try (TestBackend backend = TestBackend.start(); Gateway g = start(config(backend, a, "auto", 2, true))) {
             g.reload(config(backend, b, "auto", 2, true));
             assertThat(g.port("web")).isEqualTo(b);
@@ -130,9 +133,8 @@ class ReusePortIT {
             try (RawClient c = new RawClient(b)) {
                 assertThat(c.send("GET /x HTTP/1.1\r\nHost: t\r\n\r\n").read().status()).isEqualTo(200);
             }
-            if (!g.transport().equals("nio")) {
-                assertThat(listening(b)).isEqualTo(2);
-            }
+            assumeTrue(!g.transport().equals("nio"), "no epoll here");
+            assertThat(listening(b)).isEqualTo(2);
         }
     }
 
@@ -151,7 +153,7 @@ class ReusePortIT {
         try (TestBackend backend = TestBackend.start()) {
             assertThatThrownBy(() -> Gateway.builder().config(config(backend, 0, "nio", 2, true)).build())
                     .isInstanceOf(ConfigException.class)
-                    .hasMessageContaining("$.transport.reuse_port").hasMessageContaining("epoll or io_uring");
+                    .hasMessageContaining("reuse_port").hasMessageContaining("epoll or io_uring");
         }
     }
 }

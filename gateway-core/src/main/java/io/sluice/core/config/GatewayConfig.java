@@ -76,6 +76,14 @@ public record GatewayConfig(List<ListenerConfig> listeners, List<ClusterConfig> 
                             + " like its listener (\"" + c + "\" speaks " + lower(target.protocol())
                             + "; a listener with \"protocol\": \"auto\" takes both)");
                 }
+                RouteMatch m = l.routes().get(r).match();
+                boolean httpOnly = m.path() != null || !m.hosts().isEmpty() || !m.methods().isEmpty();
+                boolean boltOnly = m.service() != null || m.rpcMethod() != null;
+                if (target.protocol() == Protocol.BOLT && httpOnly || target.protocol() == Protocol.HTTP && boltOnly) {
+                    throw new ConfigException(at + ".routes[" + r + "].match", httpOnly ? "path/hosts/methods" : "service/method",
+                            "conditions a request to cluster \"" + c + "\" (" + lower(target.protocol()) + ") can meet: "
+                                    + (httpOnly ? "path, hosts and methods are HTTP's" : "service and method are Bolt's"));
+                }
             }
             String dc = l.bolt().defaultCluster();
             if (l.protocol() != Protocol.HTTP && dc != null) {

@@ -25,6 +25,10 @@ public record TransportConfig(String type, int workerThreads, int backlog, boole
         }
         Checks.range("worker_threads", workerThreads, 0, 1024);
         Checks.range("backlog", backlog, 1, 1 << 20);
+        if (reusePort && type.equals("nio")) {
+            throw new ConfigException("reuse_port", true,
+                    "false with the nio transport (sharing a port between sockets needs epoll or io_uring)");
+        }
     }
 
     public static TransportConfig defaults() {

@@ -55,6 +55,7 @@ final class MosnFormat {
         }
         Map<String, Protocol> clusterProtocols = new HashMap<>();
         List<ListenerConfig> listeners = new ArrayList<>();
+        List<String> listenerPaths = new ArrayList<>();
         int workers = 0;
         List<JsonNode> servers = root.array("servers", (n, p) -> n);
         for (int s = 0; s < servers.size(); s++) {
@@ -74,14 +75,25 @@ final class MosnFormat {
                 routers.put(name, routes);
                 return null;
             });
-            List<ListenerConfig> ls = server.array("listeners", (n, p) -> listener(JsonObject.of(n, p), routers, warnings));
+            List<ListenerConfig> ls = server.array("listeners", (n, p) -> {
+                listenerPaths.add(p);
+                return listener(JsonObject.of(n, p), routers, warnings);
+            });
             listeners.addAll(ls);
             server.finish();
         }
         // a cluster's hosts speak what the listeners routing to it send upstream
-        for (ListenerConfig l : listeners) {
+        Map<String, String> firstRoutedFrom = new HashMap<>();
+        for (int i = 0; i < listeners.size(); i++) {
+            ListenerConfig l = listeners.get(i);
             for (RouteConfig r : l.routes()) {
-                clusterProtocols.put(r.cluster(), l.protocol());
+                Protocol before = clusterProtocols.putIfAbsent(r.cluster(), l.protocol());
+                firstRoutedFrom.putIfAbsent(r.cluster(), listenerPaths.get(i));
+                if (before != null && before != l.protocol()) {
+                    throw new ConfigException(listenerPaths.get(i) + ".filter_chains", r.cluster(), "a cluster that listeners of one"
+                            + " protocol route to (" + firstRoutedFrom.get(r.cluster()) + " sends it "
+                            + before.name().toLowerCase(Locale.ROOT) + ", this listener " + l.protocol().name().toLowerCase(Locale.ROOT) + ")");
+                }
             }
         }
         List<ClusterConfig> typed = new ArrayList<>();

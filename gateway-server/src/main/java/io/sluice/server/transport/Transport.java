@@ -60,13 +60,7 @@ public enum Transport {
                 }
                 yield IO_URING;
             }
-            case "nio" -> {
-                if (config.reusePort()) {
-                    throw new ConfigException("$.transport.reuse_port", true,
-                            "false with the nio transport (sharing a port between sockets needs epoll or io_uring)");
-                }
-                yield NIO;
-            }
+            case "nio" -> NIO; // with reuse_port: rejected by TransportConfig
             default -> Epoll.isAvailable() ? EPOLL : NIO;
         };
     }

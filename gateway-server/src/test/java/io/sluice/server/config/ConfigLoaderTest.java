@@ -155,6 +155,11 @@ class ConfigLoaderTest {
         assertThat(error(two.formatted("ftp"))).startsWith("$.listeners[0].protocol:").contains("\"http\", \"bolt\" or \"auto\"");
         assertThat(error(two.formatted("auto").replace("\"port\": 8080,", "\"port\": 8080, \"bolt\": {\"default_cluster\": \"web\"},")))
                 .startsWith("$.listeners[0].bolt.default_cluster:").contains("a cluster speaking bolt");
+        // conditions the target cannot meet: a path on a route to a Bolt cluster, a service on one to an HTTP cluster
+        assertThat(error(two.formatted("auto").replace("{\"cluster\": \"rpc\"}", "{\"match\": {\"path\": \"/x\"}, \"cluster\": \"rpc\"}")))
+                .startsWith("$.listeners[0].routes[1].match:").contains("\"rpc\" (bolt)", "HTTP's");
+        assertThat(error(two.formatted("auto").replace("{\"cluster\": \"web\"}", "{\"match\": {\"service\": \"a.B\"}, \"cluster\": \"web\"}")))
+                .startsWith("$.listeners[0].routes[0].match:").contains("\"web\" (http)", "Bolt's");
     }
 
     @Test
@@ -256,6 +261,22 @@ class ConfigLoaderTest {
         assertThat(error(mosn.replace("\"Http1\"", "\"Http2\""))).contains("downstream_protocol", "HTTP/2 is not supported");
         assertThat(error(mosn.replace("LB_RANDOM", "LB_MAGLEV"))).startsWith("$.cluster_manager.clusters[0].lb_type:");
         assertThat(error(mosn.replace("\"SIMPLE\"", "\"STRICT_DNS\""))).startsWith("$.cluster_manager.clusters[0].type:");
+    }
+
+    @Test
+    void mosnClusterSharedByAnHttpAndABoltListenerIsAnErrorAtTheSecondListener() {
+        String mosn = """
+                {"servers": [{"listeners": [
+                   {"name": "web", "address": "127.0.0.1:2046", "filter_chains": [{"filters": [{"type": "proxy",
+                     "config": {"downstream_protocol": "Http1", "router_config_name": "r"}}]}]},
+                   {"name": "rpc", "address": "127.0.0.1:12200", "filter_chains": [{"filters": [{"type": "proxy",
+                     "config": {"downstream_protocol": "bolt", "router_config_name": "r"}}]}]}],
+                  "routers": [{"router_config_name": "r", "virtual_hosts": [{"name": "v", "domains": ["*"],
+                     "routers": [{"match": {"prefix": "/"}, "route": {"cluster_name": "c"}}]}]}]}],
+                 "cluster_manager": {"clusters": [{"name": "c", "type": "SIMPLE", "lb_type": "LB_RANDOM",
+                   "hosts": [{"address": "127.0.0.1:8080"}]}]}}""";
+        assertThat(error(mosn)).startsWith("$.servers[0].listeners[1].filter_chains:").contains("\"c\"",
+                "$.servers[0].listeners[0] sends it http, this listener bolt");
     }
 
     @Test
