@@ -5,7 +5,8 @@
 # Layout ("pinned", as in ../shared/bench/README.md): every proxy on CPU 0 (the gateway with one
 # event loop, MOSN with GOMAXPROCS=1, HAProxy single-threaded); the load generator and the backend
 # share CPU 1. Targets: direct (no proxy), gateway, mosn (when a binary is found), haproxy-l4 (when
-# haproxy is installed). Scenarios:
+# haproxy is installed), and on request gateway-uring (the same jar on the io_uring transport).
+# Scenarios:
 #   max      sofaload -c 8 -m 4 -t 2 for D s      -> req/s, p50/p99, proxy CPU µs/request, RSS
 #   rate2000 sofaload --qps 2000 -c 200 -t 2, D s -> the full latency distribution
 #   sidecar  (--sidecar) client -> proxy -> proxy -> server, both proxies of a pair on CPU 0, max load
@@ -21,11 +22,12 @@
 # Needs: the jars (./mvnw -B -q -pl gateway-bench -am package -DskipTests). Uses sofaload when it is
 # on PATH (else the Java bolt-load, which shares CPU 1 with the backend and measures itself as much
 # as the proxy), mosn when on PATH or given by MOSN=/path (never built or shipped by this repo).
-# Ports: 12200 (gateway), 12201 (backend), 29902 (gateway admin), 31301/31303 (MOSN), 31311
+# Ports: 12200 (gateway), 12201 (backend), 29902 (gateway admin), 12202/29903 (gateway-uring and its
+# admin), 31301/31303 (MOSN), 31311
 # (HAProxy), 12210/12211/31321/31331/31341 (sidecar pairs). Everything binds 127.0.0.1. Bounded in
 # time; everything started here is stopped by PID on exit.
 #
-# usage: bolt-peers.sh [--out DIR] [--reps N] [-D SECS] [--scenarios "max rate2000"] [--targets "gateway mosn haproxy-l4"]
+# usage: bolt-peers.sh [--out DIR] [--reps N] [-D SECS] [--scenarios "max rate2000"] [--targets "gateway gateway-uring mosn haproxy-l4"]
 #                      [--warm SECS] [--sidecar] [--syscalls] [--gateway-jar JAR] [--quick] [--quiet-wait S] [--max-foreign PCT] [--retries N]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -87,11 +89,11 @@ MOSN_BIN=${MOSN:-$(command -v mosn || true)}
 if [ -z "$MOSN_BIN" ]; then log "mosn not on PATH (set MOSN=/path): MOSN left out"; TARGETS=${TARGETS//mosn/}; fi
 if ! command -v haproxy >/dev/null; then log "haproxy not installed (apt-get install -y haproxy): HAProxy left out"; TARGETS=${TARGETS//haproxy-l4/}; fi
 
-for p in 12200 12201 29902 31301 31303 31311; do port_busy $p && { echo "port $p in use" >&2; exit 1; }; done
+for p in 12200 12201 12202 29902 29903 31301 31303 31311; do port_busy $p && { echo "port $p in use" >&2; exit 1; }; done
 
 
 # ---- configs -----------------------------------------------------------------------------------
-gw_config() { # file listen-port upstream-port admin-port
+gw_config() { # file listen-port upstream-port admin-port [transport]
   cat >"$1" <<EOF
 {
   "listeners": [
@@ -100,7 +102,7 @@ gw_config() { # file listen-port upstream-port admin-port
   ],
   "clusters": [ { "name": "backend", "protocol": "bolt", "hosts": ["127.0.0.1:$3"] } ],
   "admin": { "enabled": true, "port": $4 },
-  "transport": { "worker_threads": 1 }
+  "transport": { "worker_threads": 1, "type": "${5:-auto}" }
 }
 EOF
 }
@@ -146,6 +148,10 @@ if has gateway; then
   gw_config "$RUN/gw.json" 12200 12201 29902
   start gateway 0 java $GW_JAVA_OPTS -jar "$GW_JAR" -c "$RUN/gw.json"
 fi
+if has gateway-uring; then
+  gw_config "$RUN/gw-uring.json" 12202 12201 29903 io_uring
+  start gateway-uring 0 java $GW_JAVA_OPTS -jar "$GW_JAR" -c "$RUN/gw-uring.json"
+fi
 if has mosn; then
   mkdir -p "$RUN/mosn/conf" "$RUN/mosn/logs"
   mosn_config "$RUN/mosn/conf/mosn.json" 31301 12201 31303 "$RUN/mosn/logs"
@@ -168,7 +174,7 @@ if [[ " $SCENARIOS " == *" sidecar "* ]]; then
     done
   fi
 fi
-port_of() { case $1 in direct) echo 12201;; gateway) echo 12200;; mosn) echo 31301;; haproxy-l4) echo 31311;;
+port_of() { case $1 in direct) echo 12201;; gateway) echo 12200;; gateway-uring) echo 12202;; mosn) echo 31301;; haproxy-l4) echo 31311;;
                         gateway-pair) echo 12210;; mosn-pair) echo 31321;; esac; }
 pids_of() { case $1 in direct) echo "";; gateway-pair) echo "${PID_OF[gateway-a]} ${PID_OF[gateway-b]}";;
                        mosn-pair) echo "${PID_OF[mosn-a]:-} ${PID_OF[mosn-b]:-}";; *) echo "${PID_OF[$1]:-}";; esac; }
