@@ -17,9 +17,15 @@ final class Signals {
 
     /**
      * Runs {@code action} on its own thread on every SIGHUP (the reload signal). Returns false where
-     * the JVM does not let us handle it (then SIGHUP keeps its default: the JVM exits).
+     * the JVM does not let us handle it (then SIGHUP keeps its default: the JVM exits), or where
+     * SIGHUP was ignored when the process started (under {@code nohup}): the JVM then leaves it
+     * ignored, so a reload must come from {@code POST /reload} or {@code watch_config}.
      */
     static boolean onHangup(Runnable action) {
+        if (ignoredAtStart(1)) {
+            log.warn("SIGHUP is ignored by this process (started under nohup?): reload with POST /reload or watch_config");
+            return false;
+        }
         try {
             sun.misc.Signal.handle(new sun.misc.Signal("HUP"), sig -> {
                 Thread t = new Thread(action, "sluice-signal-HUP");
@@ -31,6 +37,24 @@ final class Signals {
             log.debug("signal HUP cannot be handled here ({}); no reload on SIGHUP", e.getMessage());
             return false;
         }
+    }
+
+    /**
+     * True if signal {@code signo} was set to be ignored when this process started (Linux: the
+     * {@code SigIgn} mask of /proc/self/status; false where that cannot be read).
+     */
+    static boolean ignoredAtStart(int signo) {
+        try {
+            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/status"))) {
+                if (line.startsWith("SigIgn:")) {
+                    long mask = Long.parseUnsignedLong(line.substring("SigIgn:".length()).trim(), 16);
+                    return (mask & (1L << (signo - 1))) != 0;
+                }
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            log.debug("cannot read /proc/self/status: {}", e.toString());
+        }
+        return false;
     }
 
     static void onTermination(Runnable action) {

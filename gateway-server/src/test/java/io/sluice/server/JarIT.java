@@ -119,6 +119,8 @@ class JarIT {
 
     @Test
     void sighupReloadsTheConfigFileAndSurvivesABadOne(@TempDir Path dir) throws Exception {
+        // under nohup the gateway inherits an ignored SIGHUP and rightly cannot reload on it
+        org.junit.jupiter.api.Assumptions.assumeFalse(Signals.ignoredAtStart(1), "SIGHUP is ignored here (nohup)");
         Path file = dir.resolve("sluice.json");
         String config = """
                 {"listeners": [{"name": "web", "port": 0, "routes": [{"cluster": "api"}]}],
