@@ -17,15 +17,13 @@ import io.sluice.core.config.ListenerConfig;
 import io.sluice.core.config.Protocol;
 import io.sluice.core.config.RouteConfig;
 import io.sluice.core.config.TransportConfig;
+import io.sluice.server.testing.Ports;
 import io.sluice.server.testing.RawClient;
 import io.sluice.server.testing.TestBackend;
 import org.junit.jupiter.api.Test;
 
-import java.io.IOException;
-import java.net.ConnectException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
-import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -48,21 +46,6 @@ class ListenerReloadIT {
 
     private final HttpClient http = HttpClient.newHttpClient();
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
-    }
-
-    private static boolean refuses(int port) {
-        try (Socket s = new Socket("127.0.0.1", port)) {
-            return false;
-        } catch (ConnectException e) {
-            return true;
-        } catch (IOException e) {
-            return false;
-        }
-    }
 
     private static ListenerConfig web(String name, int port) {
         return new ListenerConfig(name, Protocol.HTTP, "127.0.0.1", port, List.of(RouteConfig.to("c")),
@@ -89,8 +72,8 @@ class ListenerReloadIT {
 
     @Test
     void movedHttpListenerBindsTheNewPortAndDrainsTheOld() throws Exception {
-        int a = freePort();
-        int b = freePort();
+        int a = Ports.free();
+        int b = Ports.freeExcept(a);
         try (TestBackend backend = TestBackend.start(); Gateway g = start(config(backend, web("web", a)))) {
             RawClient idle = new RawClient(a);
             RawClient inFlight = new RawClient(a);
@@ -104,7 +87,7 @@ class ListenerReloadIT {
                 assertThat(r.listenersChanged()).containsExactly("web");
                 assertThat(g.port("web")).isEqualTo(b);
                 assertThat(get(b, "/x").body()).isEqualTo("ok from " + backend.port());
-                await().atMost(Duration.ofSeconds(5)).until(() -> refuses(a));
+                await().atMost(Duration.ofSeconds(5)).until(() -> Ports.refuses(a));
 
                 assertThat(idle.closedByPeer()).as("idle keep-alive connection on the old socket is closed").isTrue();
                 RawClient.Response done = inFlight.send("5\r\nworld\r\n0\r\n\r\n").read();
@@ -129,7 +112,7 @@ class ListenerReloadIT {
             assertThat(metrics(g)).contains("listener=\"extra\"");
 
             g.reload(config(backend, web("web", 0)));
-            await().atMost(Duration.ofSeconds(5)).until(() -> refuses(extra));
+            await().atMost(Duration.ofSeconds(5)).until(() -> Ports.refuses(extra));
             assertThat(get(g.port("web"), "/x").statusCode()).isEqualTo(200);
             await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(metrics(g)).doesNotContain("listener=\"extra\""));
 
@@ -169,8 +152,8 @@ class ListenerReloadIT {
         ClusterConfig cluster = new ClusterConfig("slow", Protocol.BOLT, LbPolicy.ROUND_ROBIN,
                 List.of(new HostConfig("127.0.0.1", slow.port(), 1)), Duration.ofSeconds(2), Duration.ofSeconds(5),
                 null, null, null, null, 50, false, 2, 1.0);
-        int a = freePort();
-        int b = freePort();
+        int a = Ports.free();
+        int b = Ports.freeExcept(a);
         java.util.function.IntFunction<GatewayConfig> at = port -> new GatewayConfig(List.of(new ListenerConfig("bolt",
                 Protocol.BOLT, "127.0.0.1", port, List.of(), null, new BoltOptions(4 << 20, Duration.ofSeconds(90), "slow"))),
                 List.of(cluster), AdminConfig.disabled(), new TransportConfig("auto", 1, 128), Duration.ofSeconds(5));
@@ -181,7 +164,7 @@ class ListenerReloadIT {
             assertThat(g.port("bolt")).isEqualTo(b);
             assertThat(client.invokeSync("127.0.0.1:" + b, "sleep:1", 5000)).isEqualTo("slept");
             assertThat(pending.get(5000)).as("the request pending on the old socket is answered").isEqualTo("slept");
-            await().atMost(Duration.ofSeconds(5)).until(() -> refuses(a));
+            await().atMost(Duration.ofSeconds(5)).until(() -> Ports.refuses(a));
         } finally {
             client.shutdown();
             slow.shutdown();

@@ -10,15 +10,12 @@ import io.sluice.core.config.ListenerConfig;
 import io.sluice.core.config.Protocol;
 import io.sluice.core.config.RouteConfig;
 import io.sluice.core.config.TransportConfig;
+import io.sluice.server.testing.Ports;
 import io.sluice.server.testing.RawClient;
 import io.sluice.server.testing.TestBackend;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
-import java.net.ConnectException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -58,21 +55,6 @@ class ReusePortIT {
         return n;
     }
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
-    }
-
-    private static boolean refuses(int port) {
-        try (Socket s = new Socket("127.0.0.1", port)) {
-            return false;
-        } catch (ConnectException e) {
-            return true;
-        } catch (IOException e) {
-            return false;
-        }
-    }
 
     private static GatewayConfig config(TestBackend b, int port, String type, int workers, boolean reusePort) {
         ListenerConfig l = new ListenerConfig("web", Protocol.HTTP, "127.0.0.1", port, List.of(RouteConfig.to("c")),
@@ -114,21 +96,18 @@ class ReusePortIT {
                 g.close();
             }
             assertThat(listening(port)).as("sockets left after close").isZero();
-            assertThat(refuses(port)).isTrue();
+            assertThat(Ports.refuses(port)).isTrue();
         }
     }
 
     @Test
     void aReloadThatMovesTheListenerClosesEverySocketOfTheOldPort() throws Exception {
-        int a = freePort();
-        int b = freePort();
-        while (b == a) {
-            b = freePort();
-        }
+        int a = Ports.free();
+        int b = Ports.freeExcept(a);
         try (TestBackend backend = TestBackend.start(); Gateway g = start(config(backend, a, "auto", 2, true))) {
             g.reload(config(backend, b, "auto", 2, true));
             assertThat(g.port("web")).isEqualTo(b);
-            await().atMost(Duration.ofSeconds(5)).until(() -> refuses(a));
+            await().atMost(Duration.ofSeconds(5)).until(() -> Ports.refuses(a));
             assertThat(listening(a)).isZero();
             try (RawClient c = new RawClient(b)) {
                 assertThat(c.send("GET /x HTTP/1.1\r\nHost: t\r\n\r\n").read().status()).isEqualTo(200);
