@@ -287,7 +287,7 @@ public final class Gateway implements AutoCloseable {
      * The listener's meters are those of the running listener of the same name and protocol, if any.
      */
     private RunningListener bind(ListenerConfig l, boolean accepting) {
-        String protocol = l.protocol().name().toLowerCase(java.util.Locale.ROOT);
+        String protocol = l.protocol().jsonName();
         ListenerMetrics lm = null;
         RunningListener same = listeners.get(l.name());
         if (same != null && same.config.protocol() == l.protocol()) {
@@ -442,7 +442,7 @@ public final class Gateway implements AutoCloseable {
     private List<AdminHandler.ListenerInfo> listenerInfo() {
         List<AdminHandler.ListenerInfo> out = new ArrayList<>();
         for (RunningListener l : allListeners()) {
-            out.add(new AdminHandler.ListenerInfo(l.config.name(), l.config.protocol().name().toLowerCase(java.util.Locale.ROOT),
+            out.add(new AdminHandler.ListenerInfo(l.config.name(), l.config.protocol().jsonName(),
                     boundAddress(l), l.channels.size(), l.metrics.activeRequests(), retiring.contains(l)));
         }
         return out;
@@ -789,8 +789,8 @@ public final class Gateway implements AutoCloseable {
             RunningListener r = listeners.get(l.name());
             if (r != null && r.config.protocol() != l.protocol() && r.config.address().equals(l.address())
                     && r.config.port() == l.port() && l.port() != 0) {
-                throw new ConfigException("$.listeners[" + i + "].protocol", l.protocol().name().toLowerCase(java.util.Locale.ROOT),
-                        "the running " + r.config.protocol().name().toLowerCase(java.util.Locale.ROOT)
+                throw new ConfigException("$.listeners[" + i + "].protocol", l.protocol().jsonName(),
+                        "the running " + r.config.protocol().jsonName()
                                 + " while the listener keeps its port (give it a new port, or restart)");
             }
         }

@@ -377,7 +377,7 @@ public final class Main {
         for (ListenerConfig l : gw.config().listeners()) {
             int port = gw.port(l.name());
             sb.append("  listener  ").append(l.name()).append("  ")
-                    .append(l.protocol() == Protocol.AUTO ? "http+bolt" : l.protocol().name().toLowerCase())
+                    .append(l.protocol() == Protocol.AUTO ? "http+bolt" : l.protocol().jsonName())
                     .append("://").append(l.address()).append(':').append(port).append('\n');
             if (firstHttp == null && l.protocol() != Protocol.BOLT) {
                 String addr = "0.0.0.0".equals(l.address()) ? "127.0.0.1" : l.address();

@@ -72,8 +72,8 @@ public record GatewayConfig(List<ListenerConfig> listeners, List<ClusterConfig> 
                     throw new ConfigException(at + ".routes[" + r + "].cluster", c, "one of the cluster names " + byName.keySet());
                 }
                 if (l.protocol() != Protocol.AUTO && target.protocol() != l.protocol()) {
-                    throw new ConfigException(at + ".routes[" + r + "].cluster", c, "a cluster speaking " + lower(l.protocol())
-                            + " like its listener (\"" + c + "\" speaks " + lower(target.protocol())
+                    throw new ConfigException(at + ".routes[" + r + "].cluster", c, "a cluster speaking " + l.protocol().jsonName()
+                            + " like its listener (\"" + c + "\" speaks " + target.protocol().jsonName()
                             + "; a listener with \"protocol\": \"auto\" takes both)");
                 }
                 RouteMatch m = l.routes().get(r).match();
@@ -81,7 +81,7 @@ public record GatewayConfig(List<ListenerConfig> listeners, List<ClusterConfig> 
                 boolean boltOnly = m.service() != null || m.rpcMethod() != null;
                 if (target.protocol() == Protocol.BOLT && httpOnly || target.protocol() == Protocol.HTTP && boltOnly) {
                     throw new ConfigException(at + ".routes[" + r + "].match", httpOnly ? "path/hosts/methods" : "service/method",
-                            "conditions a request to cluster \"" + c + "\" (" + lower(target.protocol()) + ") can meet: "
+                            "conditions a request to cluster \"" + c + "\" (" + target.protocol().jsonName() + ") can meet: "
                                     + (httpOnly ? "path, hosts and methods are HTTP's" : "service and method are Bolt's"));
                 }
             }
@@ -93,17 +93,13 @@ public record GatewayConfig(List<ListenerConfig> listeners, List<ClusterConfig> 
                 }
                 if (target.protocol() != Protocol.BOLT) {
                     throw new ConfigException(at + ".bolt.default_cluster", dc, "a cluster speaking bolt (\"" + dc + "\" speaks "
-                            + lower(target.protocol()) + ")");
+                            + target.protocol().jsonName() + ")");
                 }
             }
         }
         if (admin.enabled() && admin.port() != 0 && binds.contains(admin.address() + ":" + admin.port())) {
             throw new ConfigException("$.admin.port", admin.port(), "a port no listener binds on " + admin.address());
         }
-    }
-
-    private static String lower(Protocol p) {
-        return p.name().toLowerCase(java.util.Locale.ROOT);
     }
 
     public ClusterConfig cluster(String name) {

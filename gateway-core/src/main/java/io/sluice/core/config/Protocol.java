@@ -8,5 +8,10 @@ public enum Protocol {
      * Listeners only: HTTP/1.x and Bolt on one port, told apart by the first byte a client sends
      * (Bolt's protocol codes 1 and 2 are not the first byte of any HTTP request).
      */
-    AUTO
+    AUTO;
+
+    /** The name in config files, metrics and the admin API: {@code http}, {@code bolt}, {@code auto}. */
+    public String jsonName() {
+        return name().toLowerCase(java.util.Locale.ROOT);
+    }
 }

@@ -210,7 +210,7 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
         for (ClusterBalancer c : clusters.get().values()) {
             ObjectNode cn = list.addObject();
             cn.put("name", c.name());
-            cn.put("protocol", c.config().protocol().name().toLowerCase());
+            cn.put("protocol", c.config().protocol().jsonName());
             cn.put("lb", c.config().lb().name().toLowerCase());
             cn.put("panic", c.panicking());
             ArrayNode hosts = cn.putArray("hosts");

@@ -71,7 +71,7 @@ final class StatusPage {
         for (ClusterBalancer c : clusters.values()) {
             long available = c.hosts().stream().filter(Host::available).count();
             b.append("<h3>").append(esc(c.name())).append("</h3>\n<p>")
-                    .append(lower(c.config().protocol().name())).append(", ").append(lower(c.config().lb().name()))
+                    .append(c.config().protocol().jsonName()).append(", ").append(lower(c.config().lb().name()))
                     .append(", ").append(available).append(" of ").append(c.hosts().size()).append(" hosts available");
             if (c.panicking()) {
                 b.append(" &middot; <span class=\"bad\">panic mode</span>");

@@ -75,7 +75,7 @@ public final class ConfigJson {
     }
 
     private static void listener(ObjectNode o, ListenerConfig l) {
-        o.put("name", l.name()).put("protocol", protocol(l.protocol())).put("address", l.address()).put("port", l.port());
+        o.put("name", l.name()).put("protocol", l.protocol().jsonName()).put("address", l.address()).put("port", l.port());
         ArrayNode routes = o.putArray("routes");
         for (RouteConfig r : l.routes()) {
             route(routes.addObject(), r);
@@ -145,7 +145,7 @@ public final class ConfigJson {
     }
 
     private static void cluster(ObjectNode o, ClusterConfig c) {
-        o.put("name", c.name()).put("protocol", protocol(c.protocol())).put("lb", c.lb().jsonName());
+        o.put("name", c.name()).put("protocol", c.protocol().jsonName()).put("lb", c.lb().jsonName());
         ArrayNode hosts = o.putArray("hosts");
         for (HostConfig h : c.hosts()) {
             hosts.addObject().put("address", h.address()).put("weight", h.weight());
@@ -182,10 +182,6 @@ public final class ConfigJson {
         }
         o.put("panic_threshold", c.panicThreshold()).put("warm_up_at_boot", c.warmUpAtBoot())
                 .put("least_request_choices", c.leastRequestChoices()).put("active_request_bias", c.activeRequestBias());
-    }
-
-    private static String protocol(Protocol p) {
-        return p.name().toLowerCase(Locale.ROOT);
     }
 
     private static String d(Duration d) {

@@ -92,7 +92,7 @@ final class MosnFormat {
                 if (before != null && before != l.protocol()) {
                     throw new ConfigException(listenerPaths.get(i) + ".filter_chains", r.cluster(), "a cluster that listeners of one"
                             + " protocol route to (" + firstRoutedFrom.get(r.cluster()) + " sends it "
-                            + before.name().toLowerCase(Locale.ROOT) + ", this listener " + l.protocol().name().toLowerCase(Locale.ROOT) + ")");
+                            + before.jsonName() + ", this listener " + l.protocol().jsonName() + ")");
                 }
             }
         }
