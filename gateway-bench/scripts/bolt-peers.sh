@@ -29,6 +29,12 @@
 #
 # usage: bolt-peers.sh [--out DIR] [--reps N] [-D SECS] [--scenarios "max rate2000"] [--targets "gateway gateway-uring mosn haproxy-l4"]
 #                      [--warm SECS] [--sidecar] [--syscalls] [--gateway-jar JAR] [--quick] [--quiet-wait S] [--max-foreign PCT] [--retries N]
+#                      [--backend-pool]
+# The backend answers on its connections' I/O threads (bolt's processInIOThread), so that CPU 1 (load
+# generator + backend) saturates as late as it can and the proxies are measured nearer their own
+# limits; --backend-pool answers on bolt's business thread pool instead (bolt's default: a thread
+# hand-off per request, about a quarter more backend CPU per request and a higher latency floor).
+# Warm-up runs each scenario's own load shape (max, then the fixed rate over 200 connections).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
@@ -45,6 +51,7 @@ SIDECAR=0
 SYSCALLS=0
 MAX_FOREIGN=15
 QUIET_WAIT=30
+BACKEND_ARGS=--io-thread
 GW_JAVA_OPTS=${GW_JAVA_OPTS:-"-XX:ActiveProcessorCount=1 -Xms256m -Xmx256m -XX:+UseParallelGC"}
 while [ $# -gt 0 ]; do
   case $1 in
@@ -59,9 +66,10 @@ while [ $# -gt 0 ]; do
     --retries) RETRIES=$2; shift 2;;
     --max-foreign) MAX_FOREIGN=$2; shift 2;;
     --syscalls) SYSCALLS=1; shift;;
+    --backend-pool) BACKEND_ARGS=; shift;;
     --gateway-jar) GW_JAR=$(realpath "$2"); shift 2;;
     --quick) REPS=1; D=3; WARM=5; QUIET_WAIT=0; shift;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0;;
+    -h|--help) sed -n '2,37p' "$0"; exit 0;;
     *) echo "unknown option $1" >&2; exit 2;;
   esac
 done
@@ -142,7 +150,7 @@ EOF
 }
 
 # ---- the fleet ---------------------------------------------------------------------------------
-start backend 1 java -Xms512m -Xmx512m -jar "$BENCH" bolt-server --port 12201
+start backend 1 java -Xms512m -Xmx512m -jar "$BENCH" bolt-server --port 12201 $BACKEND_ARGS
 has() { [[ " $TARGETS " == *" $1 "* ]]; }
 if has gateway; then
   gw_config "$RUN/gw.json" 12200 12201 29902
@@ -237,6 +245,12 @@ measure() { # scenario target rep attempt -> one runs.tsv row; returns 1 when no
 warm_targets="$TARGETS"; [[ " $SCENARIOS " == *" sidecar "* ]] && warm_targets="$warm_targets $SIDE_TARGETS"
 for t in $warm_targets; do
   warm_cycles "$t" taskset -c 1 "${LOAD[@]}" $(D={}; load_args max) "sofarpc://127.0.0.1:$(port_of "$t")"
+  # the fixed rate takes paths the saturated runs do not (200 connections opened and closed, a loop
+  # that wakes for one request): without this its first repetition measured JIT compilation
+  # (PrintCompilation: ~150 compilations and ~30 deoptimisations during it, a few per later one)
+  if [[ " $SCENARIOS " == *" rate2000 "* && " $TARGETS " == *" $t "* ]]; then
+    WARM=$(( WARM / 2 )) warm_cycles "$t-rate2000" taskset -c 1 "${LOAD[@]}" $(D={}; load_args rate2000) "sofarpc://127.0.0.1:$(port_of "$t")"
+  fi
 done
 
 # ---- the matrix ----------------------------------------------------------------------------------
@@ -287,7 +301,7 @@ fi
   echo "gateway: $GW_JAR (sha256 $(sha256sum "$GW_JAR" | cut -c1-12), modified $(date -u -r "$GW_JAR" +%FT%TZ); worktree HEAD $(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null)), java $GW_JAVA_OPTS, $(java -version 2>&1 | head -1)"
   [ -n "$MOSN_BIN" ] && echo "mosn: $MOSN_BIN ($(timeout 5 "$MOSN_BIN" --version 2>/dev/null | grep -i 'version' | head -1 || true)), GOMAXPROCS=1"
   command -v haproxy >/dev/null && echo "haproxy: $(haproxy -v 2>/dev/null | head -1), mode tcp, nbthread 1"
-  echo "backend: bolt RpcServer (benchmarks.jar bolt-server) on CPU 1; proxies on CPU 0"
+  echo "backend: bolt RpcServer (benchmarks.jar bolt-server $BACKEND_ARGS; $( [ -n "$BACKEND_ARGS" ] && echo "answers on its I/O threads" || echo "answers on bolt's business thread pool")) on CPU 1; proxies on CPU 0"
   echo "scenarios: $SCENARIOS; reps $REPS; duration ${D}s; warm-up ${WARM}s per target; max foreign ${MAX_FOREIGN}% of a core"
   for sc in $SCENARIOS; do echo "  $sc: ${LOAD[*]} $(load_args "$sc") sofarpc://127.0.0.1:PORT"; done
 } >"$OUT/meta.txt"

@@ -20,7 +20,9 @@ public final class BenchMain {
               bolt-load [-D secs | -n N] [--warm-up-time 1s] [--qps N] [-c N] [-t N] [-m N] sofarpc://HOST:PORT
                                              Bolt load with sofaload's options, request and report
               slow-start-server --port N     demo HTTP server answering with its own port (x-backend-port)
-              bolt-server --port N           demo Bolt backend (real bolt RpcServer) answering sofaload's request
+              bolt-server --port N [--io-thread]
+                                             demo Bolt backend (real bolt RpcServer) answering sofaload's request;
+                                             --io-thread answers on the connection's I/O thread, not bolt's business pool
               count --port 2046 --total 100  sends requests through the gateway, prints 'port:  8080 count:  17'
               perf-report [--baseline T] DIR turns a scenario script's runs.tsv into summary.md and chart.png
               pick-cpu                       CPU time per load-balancer pick (EdfPickBenchmark's setup, 1 thread)

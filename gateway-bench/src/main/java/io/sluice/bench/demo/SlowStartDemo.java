@@ -34,7 +34,8 @@ public final class SlowStartDemo {
     /** {@code bolt-server --port N}: the demo Bolt backend (a real bolt RpcServer answering sofaload's request). */
     public static void boltServer(String[] args) throws InterruptedException {
         int port = intOption(args, "--port", 12201);
-        io.sluice.server.demo.DemoBoltBackend b = io.sluice.server.demo.DemoBoltBackend.start("127.0.0.1", port);
+        boolean ioThread = java.util.Arrays.asList(args).contains("--io-thread");
+        io.sluice.server.demo.DemoBoltBackend b = io.sluice.server.demo.DemoBoltBackend.start("127.0.0.1", port, ioThread);
         System.out.println("demo Bolt server listening on 127.0.0.1:" + b.port());
         Runtime.getRuntime().addShutdownHook(new Thread(b::close));
         new CountDownLatch(1).await();

@@ -26,6 +26,19 @@ class BoltLoadIT {
     @Test
     void drivesTheGatewayWithSofaloadsRequestAndPrintsSofaloadsReport() throws Exception {
         DemoBoltBackend backend = DemoBoltBackend.start("127.0.0.1", 0);
+        drive(backend);
+        assertThat(backend.lastHandlerThread()).as("bolt's business pool").startsWith("Bolt-default-executor");
+    }
+
+    /** {@code bolt-server --io-thread}, the benchmark scripts' backend: answers on the connection's I/O thread. */
+    @Test
+    void ioThreadBackendAnswersOnItsIoThread() throws Exception {
+        DemoBoltBackend backend = DemoBoltBackend.start("127.0.0.1", 0, true);
+        drive(backend);
+        assertThat(backend.lastHandlerThread()).as("bolt's netty worker").startsWith("Rpc-netty-server-worker");
+    }
+
+    private static void drive(DemoBoltBackend backend) throws Exception {
         ListenerConfig l = new ListenerConfig("bolt", Protocol.BOLT, "127.0.0.1", 0, List.of(), null,
                 new BoltOptions(1 << 20, Duration.ofSeconds(90), "rpc"));
         ClusterConfig c = new ClusterConfig("rpc", Protocol.BOLT, null, List.of(new HostConfig("127.0.0.1", backend.port(), 1)),
