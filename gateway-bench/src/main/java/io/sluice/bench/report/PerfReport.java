@@ -172,16 +172,21 @@ public final class PerfReport {
                             : sc.startsWith("scaleout") ? ": backends behind the proxy, proxy unpinned (medians)"
                             : ": proxy pinned to CPU 0 (medians)";
                 }).append(" — commands in meta.txt\n\n");
+                // the median against the baseline's median, and against its best repetition (the
+                // conservative figure when the baseline's own CPU per request drifts within the run)
                 sb.append("| target | n clean/all | req/s (min–max) | p50 | p99 | proxy CPU µs/req (min–max) | requests per proxy CPU-s | per core vs ")
-                        .append(baseline).append(" | proxy CPU % | proxy RSS MiB | failed | max foreign CPU % |\n");
-                sb.append("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+                        .append(baseline).append(" | vs ").append(baseline)
+                        .append("'s best run | proxy CPU % | proxy RSS MiB | failed | max foreign CPU % |\n");
+                sb.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
                 for (Cell c : cs) {
-                    String ratio = base == null || c.perCore() == 0 || base.perCore() == 0 ? "–"
-                            : String.format(Locale.ROOT, "%.2f×", c.perCore() / base.perCore());
-                    sb.append(String.format(Locale.ROOT, "| %s | %d/%d | %.0f (%.0f–%.0f) | %s | %s | %s | %s | %s | %s | %s | %d | %.0f |%n",
+                    boolean comparable = base != null && c.perCore() > 0 && base.perCore() > 0;
+                    String ratio = comparable ? String.format(Locale.ROOT, "%.2f×", c.perCore() / base.perCore()) : "–";
+                    String best = comparable && base.usMin() > 0
+                            ? String.format(Locale.ROOT, "%.2f×", base.usMin() / c.usPerReq()) : "–";
+                    sb.append(String.format(Locale.ROOT, "| %s | %d/%d | %.0f (%.0f–%.0f) | %s | %s | %s | %s | %s | %s | %s | %s | %d | %.0f |%n",
                             c.target(), c.used(), c.all(), c.rps(), c.rpsMin(), c.rpsMax(), ms(c.p50()), ms(c.p99()),
                             c.usPerReq() > 0 ? String.format(Locale.ROOT, "%.1f (%.1f–%.1f)", c.usPerReq(), c.usMin(), c.usMax()) : "–",
-                            c.perCore() > 0 ? String.format(Locale.ROOT, "%.0f", c.perCore()) : "–", ratio,
+                            c.perCore() > 0 ? String.format(Locale.ROOT, "%.0f", c.perCore()) : "–", ratio, best,
                             c.usPerReq() > 0 ? String.format(Locale.ROOT, "%.0f", c.cpuPct()) : "–", rss(c), c.failed(),
                             c.maxForeign()));
                 }

@@ -54,4 +54,16 @@ class PerfReportTest {
         assertThat(Files.readString(dir.resolve("summary.md"))).contains("per core vs mosn", "3.00×");
         assertThat(Files.size(dir.resolve("chart.png"))).isGreaterThan(1000);
     }
+
+    /** A baseline whose CPU per request drifts within the run: the median ratio, and the one against its best run. */
+    @Test
+    void ratioAgainstTheBaselinesBestRepetition() throws Exception {
+        List<PerfReport.Run> runs = PerfReport.parse(List.of(HEADER,
+                row("max", "mosn", 1, 30000, 30, 1), row("max", "mosn", 2, 24000, 40, 1), row("max", "mosn", 3, 24000, 41, 1),
+                row("max", "gateway", 1, 60000, 12, 1), row("max", "gateway", 2, 60000, 11, 1), row("max", "gateway", 3, 60000, 11, 1)));
+        String md = PerfReport.markdown(PerfReport.cells(runs), List.of(), "mosn");
+        assertThat(md).contains("per core vs mosn | vs mosn's best run |",
+                "| gateway | 3/3 | 60000 (60000–60000) | 500 µs | 900 µs | 11.0 (11.0–12.0) | 90909 | 3.64× | 2.73× |",
+                "| mosn | 3/3 | 24000 (24000–30000) | 500 µs | 900 µs | 40.0 (30.0–41.0) | 25000 | 1.00× | 0.75× |");
+    }
 }
