@@ -30,10 +30,11 @@
 # usage: bolt-peers.sh [--out DIR] [--reps N] [-D SECS] [--scenarios "max rate2000"] [--targets "gateway gateway-uring mosn haproxy-l4"]
 #                      [--warm SECS] [--sidecar] [--syscalls] [--gateway-jar JAR] [--quick] [--quiet-wait S] [--max-foreign PCT] [--retries N]
 #                      [--backend-pool]
-# The backend answers on its connections' I/O threads (bolt's processInIOThread), so that CPU 1 (load
-# generator + backend) saturates as late as it can and the proxies are measured nearer their own
-# limits; --backend-pool answers on bolt's business thread pool instead (bolt's default: a thread
-# hand-off per request, about a quarter more backend CPU per request and a higher latency floor).
+# The backend answers on its connections' I/O threads (bolt's processInIOThread; requests decoded
+# together from one read still go to bolt's default executor as one batch), so that CPU 1 (load
+# generator + backend) saturates later and the proxies are measured nearer their own limits;
+# --backend-pool answers on bolt's business thread pool instead (bolt's default: a thread hand-off
+# per request, about a quarter more backend CPU per request and a higher latency floor).
 # Warm-up runs each scenario's own load shape (max, then the fixed rate over 200 connections).
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -23,6 +23,7 @@ public final class BenchMain {
               bolt-server --port N [--io-thread]
                                              demo Bolt backend (real bolt RpcServer) answering sofaload's request;
                                              --io-thread answers on the connection's I/O thread, not bolt's business pool
+                                             (a batch decoded from one read goes to bolt's executor once)
               count --port 2046 --total 100  sends requests through the gateway, prints 'port:  8080 count:  17'
               perf-report [--baseline T] DIR turns a scenario script's runs.tsv into summary.md and chart.png
               pick-cpu                       CPU time per load-balancer pick (EdfPickBenchmark's setup, 1 thread)

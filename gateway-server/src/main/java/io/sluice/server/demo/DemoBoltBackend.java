@@ -83,8 +83,11 @@ public final class DemoBoltBackend implements AutoCloseable {
 
     /**
      * Starts a backend on {@code host:port}; with {@code ioThread} its processors answer on the
-     * connection's I/O thread instead of bolt's business thread pool (no thread hand-off per
-     * request: a backend that costs less CPU and latency per request, for benchmarks).
+     * connection's I/O thread instead of bolt's business thread pool (bolt's
+     * {@code processInIOThread}: no thread hand-off for a request that arrives alone; bolt still
+     * hands the requests decoded from one read together to its default executor, once per batch,
+     * unless {@code bolt.rpc.dispatch-msg-list-in-default-executor} is false). For benchmarks: a
+     * backend that costs less CPU and latency per request.
      */
     public static DemoBoltBackend start(String host, int port, boolean ioThread) {
         DemoBoltBackend b = new DemoBoltBackend(host, port, ioThread);
