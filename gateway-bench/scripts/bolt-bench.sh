@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Bolt benchmark on loopback, the sofaload report's two runs: fixed rate (2000 req/s, 200
 # connections, 10 s) and maximum throughput (-c 8 -m 4), each direct to the backend and through
-# the gateway pinned to CPU 0 (backend and load generator on CPU 1). Prints each run's report and
+# the gateway pinned to CPU 0 (backend, answering on its I/O threads, and load generator on CPU 1). Prints each run's report and
 # the gateway's CPU time per request. Uses sofaload when it is on PATH, else our bolt-load.
 # Needs the jars (./mvnw -B -DskipTests package); ports 12200, 12201 and 29902 free.
 set -euo pipefail
@@ -16,7 +16,7 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 
 trap cleanup EXIT
 if command -v sofaload >/dev/null; then LOAD=(sofaload -p sofarpc); echo "load generator: sofaload"
 else LOAD=(java -jar "$BENCH" bolt-load); echo "load generator: bolt-load (sofaload not on PATH)"; fi
-setsid taskset -c 1 java -Xmx512m -jar "$BENCH" bolt-server --port 12201 >"$OUT/backend.log" 2>&1 & pids+=($!)
+setsid taskset -c 1 java -Xmx512m -jar "$BENCH" bolt-server --port 12201 --io-thread >"$OUT/backend.log" 2>&1 & pids+=($!)
 setsid taskset -c 0 java -XX:ActiveProcessorCount=1 -Xmx256m -jar "$GW" -c config/bench/bolt-bench.json >"$OUT/gateway.log" 2>&1 & GWPID=$!; pids+=($GWPID)
 for i in $(seq 100); do curl -s -o /dev/null http://127.0.0.1:29902/ready && break; sleep 0.2; done
 sleep 2

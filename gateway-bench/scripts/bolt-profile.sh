@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Where the gateway's CPU goes on the Bolt path: the gateway pinned to CPU 0 (one event loop), the
-# bolt backend and sofaload (or bolt-load) on CPU 1, sofaload -c 8 -m 4 -t 2 for D seconds under a
-# JFR recording, then (a second run) under `perf stat` for system calls. Prints:
+# bolt backend (answering on its I/O threads, as in bolt-peers.sh) and sofaload (or bolt-load) on
+# CPU 1, sofaload -c 8 -m 4 -t 2 for D seconds under a JFR recording, then (a second run) under
+# `perf stat` for system calls. Prints:
 #   - gateway CPU µs per request (utime+stime of /proc/PID/stat over the JFR run),
 #   - the hottest methods by JFR execution samples (top frame, and top frame + 2 callers),
 #   - allocation by class (jdk.ObjectAllocationSample weights),
@@ -41,7 +42,7 @@ cat >"$OUT/gw.json" <<'EOF'
   "transport": { "worker_threads": 1 }
 }
 EOF
-setsid taskset -c 1 java -Xms512m -Xmx512m -jar "$BENCH" bolt-server --port 12201 >"$OUT/backend.log" 2>&1 & pids+=($!)
+setsid taskset -c 1 java -Xms512m -Xmx512m -jar "$BENCH" bolt-server --port 12201 --io-thread >"$OUT/backend.log" 2>&1 & pids+=($!)
 setsid taskset -c 0 java -XX:ActiveProcessorCount=1 -Xms256m -Xmx256m -XX:+UseParallelGC -jar "$GW_JAR" -c "$OUT/gw.json" >"$OUT/gateway.log" 2>&1 &
 GW=$!; pids+=($GW)
 for _ in $(seq 150); do ss -Hltn 'sport = :12200' | grep -q . && ss -Hltn 'sport = :12201' | grep -q . && break; sleep 0.2; done
