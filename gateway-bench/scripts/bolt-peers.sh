@@ -8,6 +8,10 @@
 # haproxy is installed), and on request gateway-uring (the same jar on the io_uring transport).
 # Scenarios:
 #   max      sofaload -c 8 -m 4 -t 2 for D s      -> req/s, p50/p99, proxy CPU µs/request, RSS
+#   max500   sofaload -c 500 -t 2 for D s         -> the same over 500 client connections, one call in
+#            flight on each: the load of the MOSN 0.2.1 report (500 connections from its load machines;
+#            16 000-45 000 QPS at 15-23 ms RT, i.e. hundreds of calls in flight), which keeps the proxy
+#            busier than 32 calls in flight can on this machine
 #   rate2000 sofaload --qps 2000 -c 200 -t 2, D s -> the full latency distribution
 #   sidecar  (--sidecar) client -> proxy -> proxy -> server, both proxies of a pair on CPU 0, max load
 # Each (scenario, target) runs REPS times; the target order rotates every repetition. Every run
@@ -27,15 +31,18 @@
 # (HAProxy), 12210/12211/31321/31331/31341 (sidecar pairs). Everything binds 127.0.0.1. Bounded in
 # time; everything started here is stopped by PID on exit.
 #
-# usage: bolt-peers.sh [--out DIR] [--reps N] [-D SECS] [--scenarios "max rate2000"] [--targets "gateway gateway-uring mosn haproxy-l4"]
+# usage: bolt-peers.sh [--out DIR] [--reps N] [-D SECS] [--scenarios "max max500 rate2000"] [--targets "gateway gateway-uring mosn haproxy-l4"]
 #                      [--warm SECS] [--sidecar] [--syscalls] [--gateway-jar JAR] [--quick] [--quiet-wait S] [--max-foreign PCT] [--retries N]
-#                      [--backend-pool]
+#                      [--backend-pool] [--proxy-cpu CPUS]
+# --proxy-cpu puts the proxies on other CPUs than 0 (taskset list: "1" shares the load generator's and
+# the backend's CPU, "0,1" leaves them unpinned); CPU accounting is per process and unaffected.
 # The backend answers on its connections' I/O threads (bolt's processInIOThread; requests decoded
 # together from one read still go to bolt's default executor as one batch), so that CPU 1 (load
 # generator + backend) saturates later and the proxies are measured nearer their own limits;
 # --backend-pool answers on bolt's business thread pool instead (bolt's default: a thread hand-off
 # per request, about a quarter more backend CPU per request and a higher latency floor).
-# Warm-up runs each scenario's own load shape (max, then the fixed rate over 200 connections).
+# Warm-up runs each scenario's own load shape (max, then the fixed rate over 200 connections, then
+# 500 connections).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
@@ -45,7 +52,7 @@ OUT=/tmp/bolt-peers-$(date +%Y%m%d-%H%M%S)
 REPS=3
 D=10
 WARM=20
-SCENARIOS="max rate2000"
+SCENARIOS="max max500 rate2000"
 TARGETS="gateway mosn haproxy-l4"
 RETRIES=1
 SIDECAR=0
@@ -53,6 +60,7 @@ SYSCALLS=0
 MAX_FOREIGN=15
 QUIET_WAIT=30
 BACKEND_ARGS=--io-thread
+PROXY_CPU=0
 GW_JAVA_OPTS=${GW_JAVA_OPTS:-"-XX:ActiveProcessorCount=1 -Xms256m -Xmx256m -XX:+UseParallelGC"}
 while [ $# -gt 0 ]; do
   case $1 in
@@ -68,9 +76,10 @@ while [ $# -gt 0 ]; do
     --max-foreign) MAX_FOREIGN=$2; shift 2;;
     --syscalls) SYSCALLS=1; shift;;
     --backend-pool) BACKEND_ARGS=; shift;;
+    --proxy-cpu) PROXY_CPU=$2; shift 2;;
     --gateway-jar) GW_JAR=$(realpath "$2"); shift 2;;
     --quick) REPS=1; D=3; WARM=5; QUIET_WAIT=0; shift;;
-    -h|--help) sed -n '2,37p' "$0"; exit 0;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0;;
     *) echo "unknown option $1" >&2; exit 2;;
   esac
 done
@@ -155,31 +164,31 @@ start backend 1 java -Xms512m -Xmx512m -jar "$BENCH" bolt-server --port 12201 $B
 has() { [[ " $TARGETS " == *" $1 "* ]]; }
 if has gateway; then
   gw_config "$RUN/gw.json" 12200 12201 29902
-  start gateway 0 java $GW_JAVA_OPTS -jar "$GW_JAR" -c "$RUN/gw.json"
+  start gateway "$PROXY_CPU" java $GW_JAVA_OPTS -jar "$GW_JAR" -c "$RUN/gw.json"
 fi
 if has gateway-uring; then
   gw_config "$RUN/gw-uring.json" 12202 12201 29903 io_uring
-  start gateway-uring 0 java $GW_JAVA_OPTS -jar "$GW_JAR" -c "$RUN/gw-uring.json"
+  start gateway-uring "$PROXY_CPU" java $GW_JAVA_OPTS -jar "$GW_JAR" -c "$RUN/gw-uring.json"
 fi
 if has mosn; then
   mkdir -p "$RUN/mosn/conf" "$RUN/mosn/logs"
   mosn_config "$RUN/mosn/conf/mosn.json" 31301 12201 31303 "$RUN/mosn/logs"
-  start mosn 0 env GOMAXPROCS=1 "$MOSN_BIN" start -c "$RUN/mosn/conf/mosn.json"
+  start mosn "$PROXY_CPU" env GOMAXPROCS=1 "$MOSN_BIN" start -c "$RUN/mosn/conf/mosn.json"
 fi
 if has haproxy-l4; then
   haproxy_config "$RUN/haproxy.cfg" 31311 12201
-  start haproxy-l4 0 haproxy -db -f "$RUN/haproxy.cfg"
+  start haproxy-l4 "$PROXY_CPU" haproxy -db -f "$RUN/haproxy.cfg"
 fi
 if [[ " $SCENARIOS " == *" sidecar "* ]]; then
   # gateway pair: 12210 -> 12211 -> backend; mosn pair: 31321 -> 31331 -> backend
   gw_config "$RUN/gw-a.json" 12210 12211 29912; gw_config "$RUN/gw-b.json" 12211 12201 29913
-  start gateway-a 0 java $GW_JAVA_OPTS -jar "$GW_JAR" -c "$RUN/gw-a.json"
-  start gateway-b 0 java $GW_JAVA_OPTS -jar "$GW_JAR" -c "$RUN/gw-b.json"
+  start gateway-a "$PROXY_CPU" java $GW_JAVA_OPTS -jar "$GW_JAR" -c "$RUN/gw-a.json"
+  start gateway-b "$PROXY_CPU" java $GW_JAVA_OPTS -jar "$GW_JAR" -c "$RUN/gw-b.json"
   if [ -n "$MOSN_BIN" ]; then
     for x in a:31321:31331:31323 b:31331:12201:31333; do
       IFS=: read -r n l u a <<<"$x"; mkdir -p "$RUN/mosn-$n/conf" "$RUN/mosn-$n/logs"
       mosn_config "$RUN/mosn-$n/conf/mosn.json" "$l" "$u" "$a" "$RUN/mosn-$n/logs"
-      start "mosn-$n" 0 env GOMAXPROCS=1 "$MOSN_BIN" start -c "$RUN/mosn-$n/conf/mosn.json"
+      start "mosn-$n" "$PROXY_CPU" env GOMAXPROCS=1 "$MOSN_BIN" start -c "$RUN/mosn-$n/conf/mosn.json"
     done
   fi
 fi
@@ -199,6 +208,7 @@ rss_kb() { local s=0 p; for p in "$@"; do s=$(( s + $(awk '/^VmRSS/ {print $2}' 
 load_args() { # scenario
   case $1 in
     max|sidecar) echo "-D $D -c 8 -m 4 -t 2";;
+    max500) echo "-D $D -c 500 -t 2";;
     rate2000) echo "-D $D --qps=2000 -c 200 -t 2";;
   esac
 }
@@ -252,6 +262,9 @@ for t in $warm_targets; do
   if [[ " $SCENARIOS " == *" rate2000 "* && " $TARGETS " == *" $t "* ]]; then
     WARM=$(( WARM / 2 )) warm_cycles "$t-rate2000" taskset -c 1 "${LOAD[@]}" $(D={}; load_args rate2000) "sofarpc://127.0.0.1:$(port_of "$t")"
   fi
+  if [[ " $SCENARIOS " == *" max500 "* && " $TARGETS " == *" $t "* ]]; then
+    WARM=$(( WARM / 2 )) warm_cycles "$t-max500" taskset -c 1 "${LOAD[@]}" $(D={}; load_args max500) "sofarpc://127.0.0.1:$(port_of "$t")"
+  fi
 done
 
 # ---- the matrix ----------------------------------------------------------------------------------
@@ -302,7 +315,7 @@ fi
   echo "gateway: $GW_JAR (sha256 $(sha256sum "$GW_JAR" | cut -c1-12), modified $(date -u -r "$GW_JAR" +%FT%TZ); worktree HEAD $(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null)), java $GW_JAVA_OPTS, $(java -version 2>&1 | head -1)"
   [ -n "$MOSN_BIN" ] && echo "mosn: $MOSN_BIN ($(timeout 5 "$MOSN_BIN" --version 2>/dev/null | grep -i 'version' | head -1 || true)), GOMAXPROCS=1"
   command -v haproxy >/dev/null && echo "haproxy: $(haproxy -v 2>/dev/null | head -1), mode tcp, nbthread 1"
-  echo "backend: bolt RpcServer (benchmarks.jar bolt-server $BACKEND_ARGS; $( [ -n "$BACKEND_ARGS" ] && echo "answers on its I/O threads" || echo "answers on bolt's business thread pool")) on CPU 1; proxies on CPU 0"
+  echo "backend: bolt RpcServer (benchmarks.jar bolt-server $BACKEND_ARGS; $( [ -n "$BACKEND_ARGS" ] && echo "answers on its I/O threads" || echo "answers on bolt's business thread pool")) on CPU 1; proxies on CPU $PROXY_CPU"
   echo "scenarios: $SCENARIOS; reps $REPS; duration ${D}s; warm-up ${WARM}s per target; max foreign ${MAX_FOREIGN}% of a core"
   for sc in $SCENARIOS; do echo "  $sc: ${LOAD[*]} $(load_args "$sc") sofarpc://127.0.0.1:PORT"; done
 } >"$OUT/meta.txt"

@@ -168,6 +168,8 @@ public final class PerfReport {
                 sb.append("### ").append(sc).append(switch (sc) {
                     case "sidecar" -> ": client → proxy → proxy → server, both proxies on CPU 0 (medians)";
                     case "max" -> ": maximum throughput, proxy pinned to CPU 0 (medians)";
+                    case "max500" -> ": maximum throughput over 500 client connections (the MOSN 0.2.1 report's load), "
+                            + "proxy pinned to CPU 0 (medians)";
                     default -> sc.startsWith("churn") ? ": a new connection per request (medians)"
                             : sc.startsWith("scaleout") ? ": backends behind the proxy, proxy unpinned (medians)"
                             : ": proxy pinned to CPU 0 (medians)";

@@ -49,9 +49,13 @@ class PerfReportTest {
     @Test
     void writesSummaryAndChart(@TempDir Path dir) throws Exception {
         Files.writeString(dir.resolve("runs.tsv"), String.join("\n", HEADER, row("max", "mosn", 1, 30000, 30, 1),
-                row("max", "gateway", 1, 40000, 10, 1)) + "\n");
+                row("max", "gateway", 1, 40000, 10, 1), row("max500", "mosn", 1, 18000, 54, 1),
+                row("max500", "gateway", 1, 52000, 16, 1)) + "\n");
         PerfReport.main(new String[] {dir.toString()});
-        assertThat(Files.readString(dir.resolve("summary.md"))).contains("per core vs mosn", "3.00×");
+        String md = Files.readString(dir.resolve("summary.md"));
+        assertThat(md).contains("per core vs mosn", "3.00×", "### max500: maximum throughput over 500 client connections");
+        // each scenario's ratio is against the baseline in the same scenario
+        assertThat(md.substring(md.indexOf("### max500"))).contains("3.38×").doesNotContain("3.00×");
         assertThat(Files.size(dir.resolve("chart.png"))).isGreaterThan(1000);
     }
 
