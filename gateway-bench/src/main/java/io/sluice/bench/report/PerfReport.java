@@ -243,14 +243,17 @@ public final class PerfReport {
         g.fillRect(0, 0, w, h);
         List<String[]> labels = new ArrayList<>();
         List<double[]> values = new ArrayList<>();
+        List<String> targets = new ArrayList<>();
         for (Cell c : cells) {
             if (!c.scenario().startsWith("rate") && c.usPerReq() > 0) {
-                labels.add(new String[] {c.target(), c.scenario(), String.format(Locale.ROOT, "%.0f req/s", c.rps())});
+                // one colour per target (legend), the scenario and the throughput under each bar
+                labels.add(new String[] {c.scenario(), kilo(c.rps())});
                 values.add(new double[] {c.usPerReq()});
+                targets.add(c.target());
             }
         }
         bars(g, 20, 20, w / 2 - 30, h - 40, "Proxy CPU per request, µs (lower is better)", labels, values,
-                new String[] {"µs/request"});
+                new String[] {"µs/request"}, targets);
         labels = new ArrayList<>();
         values = new ArrayList<>();
         for (Cell c : cells) {
@@ -260,13 +263,22 @@ public final class PerfReport {
             }
         }
         bars(g, w / 2 + 10, 20, w / 2 - 30, h - 40, "Latency at a fixed rate, ms", labels, values,
-                new String[] {"p50", "p90", "p99"});
+                new String[] {"p50", "p90", "p99"}, null);
         g.dispose();
         return img;
     }
 
+    /** "71.1k/s" (or "950/s") requests per second: fits under a bar when many stand side by side. */
+    static String kilo(double rps) {
+        return rps >= 10_000 ? String.format(Locale.ROOT, "%.1fk/s", rps / 1000) : String.format(Locale.ROOT, "%.0f/s", rps);
+    }
+
+    /**
+     * Grouped bars. {@code keys} (single series only, else null): the bar colours follow the key,
+     * each key once in a legend, in order of first appearance.
+     */
     private static void bars(Graphics2D g, int x, int y, int w, int h, String title, List<String[]> labels,
-                             List<double[]> values, String[] series) {
+                             List<double[]> values, String[] series, List<String> keys) {
         g.setColor(Color.BLACK);
         g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 14));
         g.drawString(title, x + 10, y + 16);
@@ -300,7 +312,9 @@ public final class PerfReport {
                     continue;
                 }
                 int bh = (int) Math.round((bottom - plotTop) * Math.min(1, v[s] / top));
-                g.setColor(PALETTE[(series.length == 1 ? gi : s) % PALETTE.length]);
+                int colour = keys != null ? keys.stream().distinct().toList().indexOf(keys.get(gi))
+                        : series.length == 1 ? gi : s;
+                g.setColor(PALETTE[colour % PALETTE.length]);
                 g.fillRect(gx + s * barW, bottom - bh, barW - 2, bh);
                 g.setColor(Color.BLACK);
                 g.drawString(fmt(v[s]), gx + s * barW, bottom - bh - 3);
@@ -319,6 +333,16 @@ public final class PerfReport {
                 g.fillRect(x + w - 160 + s * 50, y + 26, 10, 10);
                 g.setColor(Color.BLACK);
                 g.drawString(series[s], x + w - 147 + s * 50, y + 35);
+            }
+        } else if (keys != null) {
+            int lx = x + 10;
+            List<String> distinct = keys.stream().distinct().toList();
+            for (int k = 0; k < distinct.size(); k++) {
+                g.setColor(PALETTE[k % PALETTE.length]);
+                g.fillRect(lx, y + 26, 10, 10);
+                g.setColor(Color.BLACK);
+                g.drawString(distinct.get(k), lx + 13, y + 35);
+                lx += 13 + g.getFontMetrics().stringWidth(distinct.get(k)) + 14;
             }
         }
     }
