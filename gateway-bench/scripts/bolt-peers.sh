@@ -83,6 +83,8 @@ while [ $# -gt 0 ]; do
     *) echo "unknown option $1" >&2; exit 2;;
   esac
 done
+for sc in $SCENARIOS; do case $sc in max|max500|rate2000|sidecar) ;; *) echo "unknown scenario $sc (max max500 rate2000 sidecar)" >&2; exit 2;; esac; done
+[[ $PROXY_CPU =~ ^[0-9][0-9,-]*$ ]] || { echo "bad --proxy-cpu $PROXY_CPU (a taskset CPU list: 0, 1, 0,1)" >&2; exit 2; }
 [[ $REPS =~ ^[0-9]+$ && $D =~ ^[0-9]+$ && $WARM =~ ^[0-9]+$ && $WARM -le 300 && $D -le 120 && $REPS -le 10 ]] || { echo "bad --reps/-D/--warm" >&2; exit 2; }
 [ "$SIDECAR" = 1 ] && SCENARIOS="$SCENARIOS sidecar"
 mkdir -p "$OUT/raw" "$OUT/run"
