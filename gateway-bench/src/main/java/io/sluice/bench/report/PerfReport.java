@@ -279,6 +279,7 @@ public final class PerfReport {
      */
     private static void bars(Graphics2D g, int x, int y, int w, int h, String title, List<String[]> labels,
                              List<double[]> values, String[] series, List<String> keys) {
+        List<String> distinct = keys == null ? List.of() : keys.stream().distinct().toList();
         g.setColor(Color.BLACK);
         g.setFont(new Font(Font.SANS_SERIF, Font.BOLD, 14));
         g.drawString(title, x + 10, y + 16);
@@ -312,7 +313,7 @@ public final class PerfReport {
                     continue;
                 }
                 int bh = (int) Math.round((bottom - plotTop) * Math.min(1, v[s] / top));
-                int colour = keys != null ? keys.stream().distinct().toList().indexOf(keys.get(gi))
+                int colour = keys != null ? distinct.indexOf(keys.get(gi))
                         : series.length == 1 ? gi : s;
                 g.setColor(PALETTE[colour % PALETTE.length]);
                 g.fillRect(gx + s * barW, bottom - bh, barW - 2, bh);
@@ -336,7 +337,6 @@ public final class PerfReport {
             }
         } else if (keys != null) {
             int lx = x + 10;
-            List<String> distinct = keys.stream().distinct().toList();
             for (int k = 0; k < distinct.size(); k++) {
                 g.setColor(PALETTE[k % PALETTE.length]);
                 g.fillRect(lx, y + 26, 10, 10);
