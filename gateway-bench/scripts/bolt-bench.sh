@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Bolt benchmark on loopback, the sofaload report's two runs: fixed rate (2000 req/s, 200
 # connections, 10 s) and maximum throughput (-c 8 -m 4), each direct to the backend and through
-# the gateway pinned to CPU 0 (backend, answering on its I/O threads, and load generator on CPU 1). Prints each run's report and
-# the gateway's CPU time per request. Uses sofaload when it is on PATH, else our bolt-load.
+# the gateway pinned to CPU 0 (backend, answering on its I/O threads, and load generator on CPU 1).
+# Prints each run's report and the gateway's CPU time per request. Uses sofaload when it is on PATH, else our bolt-load.
 # Needs the jars (./mvnw -B -DskipTests package); ports 12200, 12201 and 29902 free.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

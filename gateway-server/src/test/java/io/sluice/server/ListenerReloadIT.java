@@ -46,7 +46,6 @@ class ListenerReloadIT {
 
     private final HttpClient http = HttpClient.newHttpClient();
 
-
     private static ListenerConfig web(String name, int port) {
         return new ListenerConfig(name, Protocol.HTTP, "127.0.0.1", port, List.of(RouteConfig.to("c")),
                 HttpOptions.defaults(), null);

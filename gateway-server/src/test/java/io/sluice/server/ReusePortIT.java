@@ -55,7 +55,6 @@ class ReusePortIT {
         return n;
     }
 
-
     private static GatewayConfig config(TestBackend b, int port, String type, int workers, boolean reusePort) {
         ListenerConfig l = new ListenerConfig("web", Protocol.HTTP, "127.0.0.1", port, List.of(RouteConfig.to("c")),
                 HttpOptions.defaults(), null);
