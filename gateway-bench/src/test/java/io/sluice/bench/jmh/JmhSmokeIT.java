@@ -64,7 +64,7 @@ class JmhSmokeIT {
                 .shouldFailOnError(true)
                 .build();
         Collection<RunResult> results = new Runner(opts).run();
-        assertThat(results).hasSize(4); // netty and sluice, two requests each
+        assertThat(results).hasSize(8); // netty and sluice, two requests, with and without X-Forwarded-*
         for (RunResult r : results) {
             assertThat(r.getPrimaryResult().getScore()).isPositive();
         }

@@ -4,7 +4,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
-import io.netty.util.ByteProcessor;
+import io.netty.util.concurrent.FastThreadLocal;
 
 import java.util.List;
 
@@ -19,7 +19,9 @@ import java.util.List;
  *   <li>or, once, an {@link HttpDecodeError} when the input is not acceptable HTTP/1.x, after which
  *       everything is discarded.</li>
  * </ul>
- * Nothing is copied and no header becomes a {@code String}. Parsing is strict where request
+ * Bodies are never copied and no header becomes a {@code String}; a complete head is copied once
+ * into a per-thread scratch array to be parsed (array reads instead of a bounds-checked call per
+ * byte), and what is emitted is a slice of the input. Parsing is strict where request
  * smuggling lives: no whitespace before a colon, no obsolete line folding, no control characters,
  * a single valid Content-Length, Transfer-Encoding ending in {@code chunked} and never together with
  * Content-Length in a request, no Transfer-Encoding in HTTP/1.0. Heads are scanned incrementally, so
@@ -56,12 +58,25 @@ public final class Http1Decoder extends ByteToMessageDecoder {
         }
     }
 
-    /** Stops at a byte that is not a token character. */
-    private static final ByteProcessor NOT_TOKEN = b -> TOKEN[b & 0xff];
-    /** Stops at a control character other than HTAB (field values). */
-    private static final ByteProcessor CTL = b -> (b >= 0x20 || b == 0x09 || b < 0) && b != 0x7f;
-    /** Stops at a byte not allowed in a request-target (controls, space, non-ASCII). */
-    private static final ByteProcessor BAD_TARGET = b -> b > 0x20 && b != 0x7f;
+    /** Bytes allowed in a field value: anything but controls other than HTAB (obs-text included). */
+    private static final boolean[] FIELD = new boolean[256];
+    /** Bytes allowed in a request-target: visible ASCII (no controls, space or non-ASCII). */
+    private static final boolean[] TARGET = new boolean[256];
+
+    static {
+        for (int c = 0; c < 256; c++) {
+            FIELD[c] = (c >= 0x20 || c == 0x09) && c != 0x7f;
+            TARGET[c] = c > 0x20 && c < 0x7f;
+        }
+    }
+
+    /** Per event loop thread: the array a complete head is copied into to be parsed (grown as needed). */
+    private static final FastThreadLocal<byte[][]> SCRATCH = new FastThreadLocal<>() {
+        @Override
+        protected byte[][] initialValue() {
+            return new byte[][] {new byte[1024]};
+        }
+    };
 
     private final boolean requests;
     private final int maxInitialLineLength;
@@ -196,60 +211,66 @@ public final class Http1Decoder extends ByteToMessageDecoder {
         }
     }
 
-    /** Parses a complete head of {@code len} bytes at {@code ri}; emits it (or an error). */
+    /**
+     * Parses a complete head of {@code len} bytes at {@code ri}; emits it (or an error). The head is
+     * copied once into this event loop's scratch array and parsed there: plain array reads instead
+     * of a bounds-checked {@code getByte} (or a {@code ByteProcessor} call) per byte. Only the index
+     * comes out of it; the emitted head is a slice of {@code in}.
+     */
     private void parseHead(ByteBuf in, int ri, int len, List<Object> out) {
-        int end = ri + len;
-        int lf = in.indexOf(ri, end, (byte) '\n');
-        int lineEnd = lf > ri && in.getByte(lf - 1) == '\r' ? lf - 1 : lf;
+        byte[] h = scratch(len);
+        in.getBytes(ri, h, 0, len);
+        int end = len;
+        int lf = indexOf(h, 0, end, (byte) '\n');
+        int lineEnd = lf > 0 && h[lf - 1] == '\r' ? lf - 1 : lf;
         String method = null;
         int targetStart = 0;
         int targetEnd = 0;
         int status = 0;
         boolean http10;
         if (requests) {
-            int sp1 = in.indexOf(ri, lineEnd, (byte) ' ');
-            if (sp1 <= ri) {
+            int sp1 = indexOf(h, 0, lineEnd, (byte) ' ');
+            if (sp1 <= 0) {
                 fail(in, out, 400, "malformed request line");
                 return;
             }
-            int sp2 = in.indexOf(sp1 + 1, lineEnd, (byte) ' ');
+            int sp2 = indexOf(h, sp1 + 1, lineEnd, (byte) ' ');
             if (sp2 < 0 || sp2 == sp1 + 1) {
                 fail(in, out, 400, "malformed request line");
                 return;
             }
-            if (in.forEachByte(ri, sp1 - ri, NOT_TOKEN) >= 0) {
+            if (firstNot(h, 0, sp1, TOKEN) >= 0) {
                 fail(in, out, 400, "invalid character in method");
                 return;
             }
-            if (in.forEachByte(sp1 + 1, sp2 - sp1 - 1, BAD_TARGET) >= 0) {
+            if (firstNot(h, sp1 + 1, sp2, TARGET) >= 0) {
                 fail(in, out, 400, "invalid character in request target");
                 return;
             }
-            int v = version(in, sp2 + 1, lineEnd);
+            int v = version(h, sp2 + 1, lineEnd);
             if (v < 0) {
                 if (v == -2) {
-                    fail(in, out, 505, "unsupported HTTP version " + in.toString(sp2 + 1, lineEnd - sp2 - 1,
-                            java.nio.charset.StandardCharsets.ISO_8859_1));
+                    fail(in, out, 505, "unsupported HTTP version " + text(h, sp2 + 1, lineEnd));
                 } else {
                     fail(in, out, 400, "malformed request line");
                 }
                 return;
             }
             http10 = v == 0;
-            method = method(in, ri, sp1 - ri);
-            targetStart = sp1 + 1 - ri;
-            targetEnd = sp2 - ri;
+            method = method(h, 0, sp1);
+            targetStart = sp1 + 1;
+            targetEnd = sp2;
         } else {
-            int sp1 = in.indexOf(ri, lineEnd, (byte) ' ');
-            int v = sp1 < 0 ? -1 : version(in, ri, sp1);
-            if (v < 0 || lineEnd - sp1 < 4 || (lineEnd - sp1 > 4 && in.getByte(sp1 + 4) != ' ')) {
+            int sp1 = indexOf(h, 0, lineEnd, (byte) ' ');
+            int v = sp1 < 0 ? -1 : version(h, 0, sp1);
+            if (v < 0 || lineEnd - sp1 < 4 || (lineEnd - sp1 > 4 && h[sp1 + 4] != ' ')) {
                 fail(in, out, 502, "malformed status line");
                 return;
             }
             http10 = v == 0;
-            int d0 = in.getByte(sp1 + 1) - '0';
-            int d1 = in.getByte(sp1 + 2) - '0';
-            int d2 = in.getByte(sp1 + 3) - '0';
+            int d0 = h[sp1 + 1] - '0';
+            int d1 = h[sp1 + 2] - '0';
+            int d2 = h[sp1 + 3] - '0';
             if (d0 < 1 || d0 > 5 || d1 < 0 || d1 > 9 || d2 < 0 || d2 > 9) {
                 fail(in, out, 502, "malformed status code");
                 return;
@@ -271,74 +292,74 @@ public final class Http1Decoder extends ByteToMessageDecoder {
         boolean hop = false;
         int hosts = 0;
 
+        // a line ended by a bare LF is accepted but not passed on as is: forwarded heads end lines in CRLF
+        boolean bareLf = lineEnd == lf;
         int ls = lf + 1;
         while (true) {
-            int nl = in.indexOf(ls, end, (byte) '\n');
-            int le = nl > ls && in.getByte(nl - 1) == '\r' ? nl - 1 : nl;
+            int nl = indexOf(h, ls, end, (byte) '\n');
+            int le = nl > ls && h[nl - 1] == '\r' ? nl - 1 : nl;
+            bareLf |= le == nl;
             if (le == ls) {
                 break; // the empty line ending the head
             }
-            byte first = in.getByte(ls);
+            byte first = h[ls];
             if (first == ' ' || first == '\t') {
                 fail(in, out, requests ? 400 : 502, "obsolete line folding in header section");
                 return;
             }
-            int colon = in.forEachByte(ls, le - ls, NOT_TOKEN);
-            if (colon < 0 || in.getByte(colon) != ':' || colon == ls) {
-                fail(in, out, requests ? 400 : 502, colon >= 0 && (in.getByte(colon) == ' ' || in.getByte(colon) == '\t')
+            int colon = firstNot(h, ls, le, TOKEN);
+            if (colon < 0 || h[colon] != ':' || colon == ls) {
+                fail(in, out, requests ? 400 : 502, colon >= 0 && isOws(h[colon])
                         ? "whitespace between header name and colon" : "malformed header line");
                 return;
             }
-            int vs = skipOws(in, colon + 1, le);
-            int ve = trimOwsEnd(in, vs, le);
-            if (ve > vs && in.forEachByte(vs, ve - vs, CTL) >= 0) {
-                fail(in, out, requests ? 400 : 502, "control character in value of header "
-                        + in.toString(ls, colon - ls, java.nio.charset.StandardCharsets.ISO_8859_1));
+            int vs = skipOws(h, colon + 1, le);
+            int ve = trimOwsEnd(h, vs, le);
+            if (firstNot(h, vs, ve, FIELD) >= 0) {
+                fail(in, out, requests ? 400 : 502, "control character in value of header " + text(h, ls, colon));
                 return;
             }
             if (count == kinds.length) {
                 kinds = java.util.Arrays.copyOf(kinds, count * 2);
                 offsets = java.util.Arrays.copyOf(offsets, count * 8);
             }
-            byte kind = classify(in, ls, colon - ls);
+            byte kind = classify(h, ls, colon - ls);
             switch (kind) {
                 case HttpHead.HOST -> hosts++;
                 case HttpHead.CONTENT_LENGTH -> {
-                    long cl = contentLength(in, vs, ve);
+                    long cl = contentLength(h, vs, ve);
                     if (cl < 0 || (contentLength >= 0 && cl != contentLength)) {
-                        fail(in, out, requests ? 400 : 502, "invalid Content-Length: "
-                                + in.toString(vs, ve - vs, java.nio.charset.StandardCharsets.ISO_8859_1));
+                        fail(in, out, requests ? 400 : 502, "invalid Content-Length: " + text(h, vs, ve));
                         return;
                     }
                     contentLength = cl;
                 }
                 case HttpHead.TRANSFER_ENCODING -> {
                     transferEncoding = true;
-                    int c = lastTokenIsChunked(in, vs, ve);
+                    int c = lastTokenIsChunked(h, vs, ve);
                     if (c <= 0 && requests) {
-                        fail(in, out, 400, "Transfer-Encoding must end with chunked: "
-                                + in.toString(vs, ve - vs, java.nio.charset.StandardCharsets.ISO_8859_1));
+                        fail(in, out, 400, "Transfer-Encoding must end with chunked: " + text(h, vs, ve));
                         return;
                     }
                     chunked = c > 0; // a response not ending in chunked is close-delimited
                 }
                 case HttpHead.CONNECTION -> {
                     hop = true;
-                    int flags = connectionTokens(in, vs, ve);
+                    int flags = connectionTokens(h, vs, ve);
                     close |= (flags & 1) != 0;
                     keepAlive |= (flags & 2) != 0;
                     namesOthers |= (flags & 4) != 0;
                 }
                 case HttpHead.HOP -> hop = true;
-                case HttpHead.EXPECT -> expect |= requests && ve - vs == 12 && equalsLower(in, vs, "100-continue");
+                case HttpHead.EXPECT -> expect |= requests && ve - vs == 12 && equalsLower(h, vs, "100-continue");
                 default -> {
                 }
             }
             int o = count * 4;
-            offsets[o] = ls - ri;
-            offsets[o + 1] = colon - ri;
-            offsets[o + 2] = vs - ri;
-            offsets[o + 3] = ve - ri;
+            offsets[o] = ls;
+            offsets[o + 1] = colon;
+            offsets[o + 2] = vs;
+            offsets[o + 3] = ve;
             kinds[count++] = kind;
             ls = nl + 1;
         }
@@ -382,8 +403,8 @@ public final class Http1Decoder extends ByteToMessageDecoder {
         }
 
         HttpHead head = new HttpHead(in.retainedSlice(ri, len), requests, method, targetStart, targetEnd, status,
-                http10, lineEnd - ri, offsets, kinds, count, contentLength, chunked, close, keepAlive, namesOthers,
-                expect, hop, complete, closeDelimited);
+                http10, lineEnd, offsets, kinds, count, contentLength, chunked, close, keepAlive, namesOthers,
+                expect, hop || bareLf, complete, closeDelimited);
         in.readerIndex(ri + len);
         if (!complete) {
             if (closeDelimited) {
@@ -398,18 +419,52 @@ public final class Http1Decoder extends ByteToMessageDecoder {
         out.add(head);
     }
 
+    /** This event loop's scratch array for heads, at least {@code len} bytes long. */
+    private static byte[] scratch(int len) {
+        byte[][] holder = SCRATCH.get();
+        byte[] h = holder[0];
+        if (h.length < len) {
+            h = new byte[Math.max(len, h.length * 2)];
+            holder[0] = h;
+        }
+        return h;
+    }
+
+    private static int indexOf(byte[] h, int from, int to, byte b) {
+        for (int i = from; i < to; i++) {
+            if (h[i] == b) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /** The first index in {@code [from, to)} whose byte is not allowed by {@code allowed}, or -1. */
+    private static int firstNot(byte[] h, int from, int to, boolean[] allowed) {
+        for (int i = from; i < to; i++) {
+            if (!allowed[h[i] & 0xff]) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private static String text(byte[] h, int from, int to) {
+        return new String(h, from, to - from, java.nio.charset.StandardCharsets.ISO_8859_1);
+    }
+
     private static boolean isOws(byte b) {
         return b == ' ' || b == '\t';
     }
 
     /** 1 for HTTP/1.1 (or 1.x), 0 for HTTP/1.0, -2 for another HTTP version, -1 for garbage. */
-    private static int version(ByteBuf in, int start, int end) {
-        if (end - start != 8 || in.getByte(start) != 'H' || in.getByte(start + 1) != 'T' || in.getByte(start + 2) != 'T'
-                || in.getByte(start + 3) != 'P' || in.getByte(start + 4) != '/' || in.getByte(start + 6) != '.') {
+    private static int version(byte[] h, int start, int end) {
+        if (end - start != 8 || h[start] != 'H' || h[start + 1] != 'T' || h[start + 2] != 'T'
+                || h[start + 3] != 'P' || h[start + 4] != '/' || h[start + 6] != '.') {
             return -1;
         }
-        int major = in.getByte(start + 5) - '0';
-        int minor = in.getByte(start + 7) - '0';
+        int major = h[start + 5] - '0';
+        int minor = h[start + 7] - '0';
         if (major < 0 || major > 9 || minor < 0 || minor > 9) {
             return -1;
         }
@@ -422,18 +477,18 @@ public final class Http1Decoder extends ByteToMessageDecoder {
     /** The standard methods, most frequent first: a request naming one gets this constant, not a new String. */
     private static final String[] KNOWN_METHODS = {"GET", "POST", "PUT", "HEAD", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT"};
 
-    private static String method(ByteBuf in, int start, int len) {
+    private static String method(byte[] h, int start, int len) {
         for (String m : KNOWN_METHODS) {
-            if (m.length() == len && matches(in, start, m)) {
+            if (m.length() == len && matches(h, start, m)) {
                 return m;
             }
         }
-        return in.toString(start, len, java.nio.charset.StandardCharsets.ISO_8859_1);
+        return text(h, start, start + len);
     }
 
-    private static boolean matches(ByteBuf in, int start, String s) {
+    private static boolean matches(byte[] h, int start, String s) {
         for (int i = 0; i < s.length(); i++) {
-            if (in.getByte(start + i) != s.charAt(i)) {
+            if (h[start + i] != s.charAt(i)) {
                 return false;
             }
         }
@@ -441,61 +496,61 @@ public final class Http1Decoder extends ByteToMessageDecoder {
     }
 
     /** Compares ignoring ASCII case; {@code lower} is lower case. */
-    private static boolean equalsLower(ByteBuf in, int start, String lower) {
+    private static boolean equalsLower(byte[] h, int start, String lower) {
         for (int i = 0; i < lower.length(); i++) {
-            if ((in.getByte(start + i) | 0x20) != lower.charAt(i)) {
+            if ((h[start + i] | 0x20) != lower.charAt(i)) {
                 return false;
             }
         }
         return true;
     }
 
-    private static byte classify(ByteBuf in, int start, int len) {
-        int c = in.getByte(start) | 0x20;
+    private static byte classify(byte[] h, int start, int len) {
+        int c = h[start] | 0x20;
         switch (len) {
             case 2:
-                return c == 't' && equalsLower(in, start, "te") ? HttpHead.HOP : HttpHead.OTHER;
+                return c == 't' && equalsLower(h, start, "te") ? HttpHead.HOP : HttpHead.OTHER;
             case 4:
-                return c == 'h' && equalsLower(in, start, "host") ? HttpHead.HOST : HttpHead.OTHER;
+                return c == 'h' && equalsLower(h, start, "host") ? HttpHead.HOST : HttpHead.OTHER;
             case 6:
-                return c == 'e' && equalsLower(in, start, "expect") ? HttpHead.EXPECT : HttpHead.OTHER;
+                return c == 'e' && equalsLower(h, start, "expect") ? HttpHead.EXPECT : HttpHead.OTHER;
             case 7:
-                return (c == 't' && equalsLower(in, start, "trailer")) || (c == 'u' && equalsLower(in, start, "upgrade"))
+                return (c == 't' && equalsLower(h, start, "trailer")) || (c == 'u' && equalsLower(h, start, "upgrade"))
                         ? HttpHead.HOP : HttpHead.OTHER;
             case 10:
-                if (c == 'c' && equalsLower(in, start, "connection")) {
+                if (c == 'c' && equalsLower(h, start, "connection")) {
                     return HttpHead.CONNECTION;
                 }
-                return c == 'k' && equalsLower(in, start, "keep-alive") ? HttpHead.HOP : HttpHead.OTHER;
+                return c == 'k' && equalsLower(h, start, "keep-alive") ? HttpHead.HOP : HttpHead.OTHER;
             case 14:
-                return c == 'c' && equalsLower(in, start, "content-length") ? HttpHead.CONTENT_LENGTH : HttpHead.OTHER;
+                return c == 'c' && equalsLower(h, start, "content-length") ? HttpHead.CONTENT_LENGTH : HttpHead.OTHER;
             case 15:
-                return c == 'x' && equalsLower(in, start, "x-forwarded-for") ? HttpHead.X_FORWARDED_FOR : HttpHead.OTHER;
+                return c == 'x' && equalsLower(h, start, "x-forwarded-for") ? HttpHead.X_FORWARDED_FOR : HttpHead.OTHER;
             case 16:
-                if (c == 'p' && equalsLower(in, start, "proxy-connection")) {
+                if (c == 'p' && equalsLower(h, start, "proxy-connection")) {
                     return HttpHead.HOP;
                 }
-                return c == 'x' && equalsLower(in, start, "x-forwarded-host") ? HttpHead.X_FORWARDED_HOST : HttpHead.OTHER;
+                return c == 'x' && equalsLower(h, start, "x-forwarded-host") ? HttpHead.X_FORWARDED_HOST : HttpHead.OTHER;
             case 17:
-                if (c == 't' && equalsLower(in, start, "transfer-encoding")) {
+                if (c == 't' && equalsLower(h, start, "transfer-encoding")) {
                     return HttpHead.TRANSFER_ENCODING;
                 }
-                return c == 'x' && equalsLower(in, start, "x-forwarded-proto") ? HttpHead.X_FORWARDED_PROTO : HttpHead.OTHER;
+                return c == 'x' && equalsLower(h, start, "x-forwarded-proto") ? HttpHead.X_FORWARDED_PROTO : HttpHead.OTHER;
             case 18:
-                return c == 'p' && equalsLower(in, start, "proxy-authenticate") ? HttpHead.HOP : HttpHead.OTHER;
+                return c == 'p' && equalsLower(h, start, "proxy-authenticate") ? HttpHead.HOP : HttpHead.OTHER;
             case 19:
-                return c == 'p' && equalsLower(in, start, "proxy-authorization") ? HttpHead.HOP : HttpHead.OTHER;
+                return c == 'p' && equalsLower(h, start, "proxy-authorization") ? HttpHead.HOP : HttpHead.OTHER;
             default:
                 return HttpHead.OTHER;
         }
     }
 
     /** A Content-Length value (a list of equal values is accepted), or -1 if invalid. */
-    private static long contentLength(ByteBuf in, int start, int end) {
+    private static long contentLength(byte[] h, int start, int end) {
         long result = -1;
         long value = -1;
         for (int i = start; i <= end; i++) {
-            byte b = i < end ? in.getByte(i) : (byte) ',';
+            byte b = i < end ? h[i] : (byte) ',';
             if (b >= '0' && b <= '9') {
                 if (value < 0) {
                     value = 0;
@@ -510,52 +565,52 @@ public final class Http1Decoder extends ByteToMessageDecoder {
                 }
                 result = value;
                 value = -1;
-            } else if (!isOws(b) || (value >= 0 && i + 1 < end && nextIsDigit(in, i, end))) {
+            } else if (!isOws(b) || (value >= 0 && i + 1 < end && nextIsDigit(h, i, end))) {
                 return -1;
             }
         }
         return result;
     }
 
-    private static boolean nextIsDigit(ByteBuf in, int i, int end) {
-        int j = skipOws(in, i + 1, end);
-        return j < end && in.getByte(j) >= '0' && in.getByte(j) <= '9';
+    private static boolean nextIsDigit(byte[] h, int i, int end) {
+        int j = skipOws(h, i + 1, end);
+        return j < end && h[j] >= '0' && h[j] <= '9';
     }
 
     /** The first index in {@code [from, to)} that is not optional whitespace, or {@code to}. */
-    private static int skipOws(ByteBuf in, int from, int to) {
-        while (from < to && isOws(in.getByte(from))) {
+    private static int skipOws(byte[] h, int from, int to) {
+        while (from < to && isOws(h[from])) {
             from++;
         }
         return from;
     }
 
     /** The end of {@code [from, to)} without its trailing optional whitespace. */
-    private static int trimOwsEnd(ByteBuf in, int from, int to) {
-        while (to > from && isOws(in.getByte(to - 1))) {
+    private static int trimOwsEnd(byte[] h, int from, int to) {
+        while (to > from && isOws(h[to - 1])) {
             to--;
         }
         return to;
     }
 
     /** The end of the comma-separated list element starting at {@code from} (its comma, or {@code end}). */
-    private static int elementEnd(ByteBuf in, int from, int end) {
-        int comma = in.indexOf(from, end, (byte) ',');
+    private static int elementEnd(byte[] h, int from, int end) {
+        int comma = indexOf(h, from, end, (byte) ',');
         return comma < 0 ? end : comma;
     }
 
     /** 1 if the last coding is chunked, 0 if not, -1 if chunked appears before the end. */
-    private static int lastTokenIsChunked(ByteBuf in, int start, int end) {
+    private static int lastTokenIsChunked(byte[] h, int start, int end) {
         int result = 0;
         for (int ts = start; ts <= end; ) {
-            int te = elementEnd(in, ts, end);
-            int s = skipOws(in, ts, te);
-            int e = trimOwsEnd(in, s, te);
+            int te = elementEnd(h, ts, end);
+            int s = skipOws(h, ts, te);
+            int e = trimOwsEnd(h, s, te);
             if (e > s) {
                 if (result > 0) {
                     return -1; // something after chunked
                 }
-                result = e - s == 7 && equalsLower(in, s, "chunked") ? 1 : 0;
+                result = e - s == 7 && equalsLower(h, s, "chunked") ? 1 : 0;
             }
             ts = te + 1;
         }
@@ -563,15 +618,15 @@ public final class Http1Decoder extends ByteToMessageDecoder {
     }
 
     /** Bits: 1 close, 2 keep-alive, 4 another token (a header to treat as hop-by-hop). */
-    private static int connectionTokens(ByteBuf in, int start, int end) {
+    private static int connectionTokens(byte[] h, int start, int end) {
         int flags = 0;
         for (int ts = start; ts <= end; ) {
-            int te = elementEnd(in, ts, end);
-            int s = skipOws(in, ts, te);
-            int e = trimOwsEnd(in, s, te);
-            if (e - s == 5 && equalsLower(in, s, "close")) {
+            int te = elementEnd(h, ts, end);
+            int s = skipOws(h, ts, te);
+            int e = trimOwsEnd(h, s, te);
+            if (e - s == 5 && equalsLower(h, s, "close")) {
                 flags |= 1;
-            } else if (e - s == 10 && equalsLower(in, s, "keep-alive")) {
+            } else if (e - s == 10 && equalsLower(h, s, "keep-alive")) {
                 flags |= 2;
             } else if (e > s) {
                 flags |= 4;

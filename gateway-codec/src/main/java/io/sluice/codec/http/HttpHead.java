@@ -54,7 +54,10 @@ public final class HttpHead implements ReferenceCounted {
     /** The Connection header names other headers (which are hop-by-hop for this message). */
     final boolean connectionNamesOthers;
     final boolean expectContinue;
-    /** Some header must not be forwarded as is (hop-by-hop, or a Content-Length overridden by chunked). */
+    /**
+     * The head must not be forwarded as is: a hop-by-hop header, a Content-Length overridden by
+     * chunked, or a line ended by a bare LF.
+     */
     final boolean hasHopByHop;
     /** No body follows: the message ends with its head. */
     final boolean complete;
@@ -236,7 +239,10 @@ public final class HttpHead implements ReferenceCounted {
         return expectContinue;
     }
 
-    /** Some header must be dropped or rewritten before this head is forwarded. */
+    /**
+     * Some header must be dropped or rewritten before this head is forwarded (or a line ends in a
+     * bare LF, which a forwarded head must not).
+     */
     public boolean hasHopByHop() {
         return hasHopByHop;
     }

@@ -38,11 +38,17 @@ public final class ProxyHeads {
     /**
      * The request head for the upstream: HTTP/1.1, the target (rewritten when {@code target} is not
      * null), hop-by-hop headers and a handled {@code Expect: 100-continue} removed, Host replaced
-     * when {@code hostOverride} is set, X-Forwarded-* added when {@code clientIp} is set.
+     * when {@code hostOverride} is set, X-Forwarded-* added when {@code clientIp} is set. When none
+     * of that changes anything, the received bytes themselves (a retained duplicate of
+     * {@link HttpHead#raw()}: the caller still owns {@code req}); else a new buffer.
      */
     public static ByteBuf requestHead(ByteBufAllocator alloc, HttpHead req, String target, String hostOverride,
                                String clientIp, boolean dropExpect) {
         ByteBuf raw = req.raw();
+        if (target == null && hostOverride == null && clientIp == null && !req.hasHopByHop() && !req.isHttp10()
+                && !dropExpect) {
+            return raw.retainedDuplicate();
+        }
         int base = raw.readerIndex();
         ByteBuf out = alloc.directBuffer(raw.readableBytes() + 96 + (target == null ? 0 : target.length()));
         ByteBufUtil.writeAscii(out, req.method());

@@ -41,6 +41,24 @@ class ProxyHeadsTest {
     }
 
     @Test
+    void aRequestHeadNothingChangesIsForwardedAsReceivedWithoutACopy() {
+        String head = "GET /a?b HTTP/1.1\r\nHost: shop:8080\r\nAccept:  */* \r\nUser-Agent: t\r\n\r\n";
+        HttpHead h = decode(true, head);
+        ByteBuf out = ProxyHeads.requestHead(ALLOC, h, null, null, null, false);
+        assertThat(out).isNotSameAs(h.raw());
+        assertThat(out.unwrap()).isSameAs(h.raw().unwrap()); // the received bytes, not a copy
+        assertThat(text(out)).isEqualTo(head);
+        assertThat(h.raw().refCnt()).isPositive(); // the caller still owns the head
+        assertThat(h.target()).isEqualTo("/a?b");
+        h.release();
+
+        HttpHead expect = decode(true, "PUT /u HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\n");
+        assertThat(text(ProxyHeads.requestHead(ALLOC, expect, null, null, null, true)))
+                .isEqualTo("PUT /u HTTP/1.1\r\nHost: h\r\nContent-Length: 1\r\n\r\n");
+        expect.release();
+    }
+
+    @Test
     void hopByHopHeadersAndWhatConnectionNamesAreRemoved() {
         HttpHead h = decode(true, "POST /x HTTP/1.0\r\nHost: h\r\nConnection: keep-alive, X-Secret\r\nX-Secret: s\r\n"
                 + "Keep-Alive: timeout=5\r\nTE: trailers\r\nProxy-Connection: x\r\nUpgrade: h2c\r\n"
@@ -90,6 +108,15 @@ class ProxyHeadsTest {
         String out = text(ProxyHeads.requestHead(ALLOC, h, null, null, null, false));
         h.release();
         assertThat(out).isEqualTo("GET / HTTP/1.1\r\nHost:  h\r\nA:b\r\n\r\n");
+    }
+
+    @Test
+    void aResponseHeadWithBareLineFeedsIsRebuiltWithCrlf() {
+        HttpHead h = decode(false, "HTTP/1.1 200 OK\nContent-Length: 2\r\nServer: s\n\n");
+        ByteBuf out = ProxyHeads.responseHead(ALLOC, h, false, false, ProxyHeads.CONNECTION_AS_IS);
+        assertThat(out).isNotSameAs(h.raw());
+        h.release();
+        assertThat(text(out)).isEqualTo("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nServer: s\r\n\r\n");
     }
 
     @Test
