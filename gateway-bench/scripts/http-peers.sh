@@ -32,8 +32,10 @@
 # Warm-up: --warm SECS of load per target, in cycles of at most 10 s on fresh connections with 5 s
 # of quiet after each (warm_cycles in lib/bench-common.sh), with wrk (or http-load) at 64 connections,
 # then half as long at 512 when percore is measured; when churn is measured, as many seconds again
-# with ab -c 1500 without keep-alive.
-# usage: http-peers.sh [--out DIR] [--reps N] [-D SECS] [--warm SECS] [--scenarios "percore rate2000 churn scaleout sidecar"]
+# with ab -c 1500 without keep-alive; last, --warm-long SECS (30) of the 64-connection load on the
+# same connections, so per-connection timers and periodic work have run (warm_long in
+# lib/bench-common.sh: their first firing in a measured run showed up in the gateway's p99).
+# usage: http-peers.sh [--out DIR] [--reps N] [-D SECS] [--warm SECS] [--warm-long SECS] [--scenarios "percore rate2000 churn scaleout sidecar"]
 #                      [--targets "gateway gateway-uring nginx haproxy"] [--churn-n N] [--gateway-jar JAR] [--quick]
 #                      [--quiet-wait S] [--max-foreign PCT]
 set -euo pipefail
@@ -45,6 +47,7 @@ OUT=/tmp/http-peers-$(date +%Y%m%d-%H%M%S)
 REPS=3
 D=10
 WARM=20
+WARM_LONG=30
 SCENARIOS="percore rate2000 churn"
 TARGETS="gateway nginx haproxy"
 CHURN_N=100000
@@ -57,18 +60,19 @@ while [ $# -gt 0 ]; do
     --reps) REPS=$2; shift 2;;
     -D) D=$2; shift 2;;
     --warm) WARM=$2; shift 2;;
+    --warm-long) WARM_LONG=$2; shift 2;;
     --scenarios) SCENARIOS=$2; shift 2;;
     --targets) TARGETS=${2//direct/}; shift 2;;
     --churn-n) CHURN_N=$2; shift 2;;
     --gateway-jar) GW_JAR=$(realpath "$2"); shift 2;;
     --quiet-wait) QUIET_WAIT=$2; shift 2;;
     --max-foreign) MAX_FOREIGN=$2; shift 2;;
-    --quick) REPS=1; D=3; WARM=5; QUIET_WAIT=0; CHURN_N=5000; shift;;
-    -h|--help) sed -n '2,29p' "$0"; exit 0;;
+    --quick) REPS=1; D=3; WARM=5; WARM_LONG=0; QUIET_WAIT=0; CHURN_N=5000; shift;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0;;
     *) echo "unknown option $1" >&2; exit 2;;
   esac
 done
-[[ $REPS =~ ^[0-9]+$ && $D =~ ^[0-9]+$ && $WARM =~ ^[0-9]+$ && $WARM -le 300 && $D -le 120 && $REPS -le 10 && $CHURN_N =~ ^[0-9]+$ ]] || { echo "bad --reps/-D/--churn-n" >&2; exit 2; }
+[[ $REPS =~ ^[0-9]+$ && $D =~ ^[0-9]+$ && $WARM =~ ^[0-9]+$ && $WARM -le 300 && $WARM_LONG =~ ^[0-9]+$ && $WARM_LONG -le 300 && $D -le 120 && $REPS -le 10 && $CHURN_N =~ ^[0-9]+$ ]] || { echo "bad --reps/-D/--warm/--warm-long/--churn-n" >&2; exit 2; }
 mkdir -p "$OUT/raw" "$OUT/run"
 OUT=$(realpath "$OUT")
 RUN=$OUT/run
@@ -324,6 +328,8 @@ warm() { # targets client-cpu: the percore64 client (wrk where installed), and a
     if [[ " $SCENARIOS " == *" churn "* ]]; then
       warm_cycles "$t-churn" taskset -c "$2" ab -q -r -c 1500 -t {} -n 100000000 "http://127.0.0.1:$(port_of "$t")/128"
     fi
+    # last, steady keep-alive long enough for per-connection timers and periodic work to run
+    warm_long "$t" taskset -c "$2" $(D={}; load_cmd percore64 "$(port_of "$t")")
   done; }
 
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
@@ -369,7 +375,7 @@ fi
   command -v wrk >/dev/null && echo "wrk: $(wrk -v 2>&1 | head -1)"
   command -v ab >/dev/null && echo "ab: $(ab -V 2>&1 | head -1)"
   echo "backend: nginx, 1 worker, CPU 1; pinned scenarios: proxies on CPU 0, client on CPU 1; scaleout: unpinned, 2 workers"
-  echo "scenarios: $SCENARIOS; reps $REPS; duration ${D}s; warm-up ${WARM}s per target; max foreign ${MAX_FOREIGN}% of a core"
+  echo "scenarios: $SCENARIOS; reps $REPS; duration ${D}s; warm-up ${WARM}s per target then ${WARM_LONG}s steady; max foreign ${MAX_FOREIGN}% of a core"
   for sc in $pinned; do echo "  $sc: $(load_cmd "$sc" PORT)"; done
   [[ " $SCENARIOS " == *" sidecar "* ]] && echo "  sidecar: $(load_cmd sidecar PORT) through a pair of the same proxy, both on CPU 0 (CPU per request: the pair's)"
   [[ " $SCENARIOS " == *" scaleout "* ]] && echo "  scaleoutN: $(load_cmd scaleout1 PORT) over N backends"

@@ -68,3 +68,19 @@ warm_cycles() {
     sleep 5
   done
 }
+
+# Steady warm-up: after the cycles, one run of WARM_LONG seconds on the same connections. A
+# gateway arms one timer per connection (idle, request-head and response deadlines; the first
+# fires 10 s after the connection opens) and runs periodic work (the upstream pool's idle sweep,
+# the rotation of metric windows). Fresh 10-s cycles never take those paths; their first firing
+# inside a measured run discards compiled code that inlined the event loop, and C2 recompiling on
+# the proxy's own core preempts the event loop for 1-4 ms at a time (perf sched on CPU 0), which is
+# what a p99 measures. A gateway in service has long passed that point.
+# usage: warm_long LABEL CMD...   ("{}" in CMD is the run's seconds; output: OUT/raw/warmup-LABEL-long.txt)
+warm_long() {
+  local label=$1; shift
+  [ "${WARM_LONG:-0}" -gt 0 ] || return 0
+  log "warm-up $label: ${WARM_LONG}s on the same connections"
+  timeout $(( WARM_LONG + 30 )) "${@//\{\}/$WARM_LONG}" >"$OUT/raw/warmup-$label-long.txt" 2>&1 || true
+  sleep 5
+}
