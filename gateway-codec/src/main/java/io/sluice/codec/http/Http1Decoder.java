@@ -70,6 +70,9 @@ public final class Http1Decoder extends ByteToMessageDecoder {
         }
     }
 
+    /** Largest scratch array kept per thread (bytes). */
+    static final int MAX_KEPT_SCRATCH = 64 * 1024;
+
     /** Per event loop thread: the array a complete head is copied into to be parsed (grown as needed). */
     private static final FastThreadLocal<byte[][]> SCRATCH = new FastThreadLocal<>() {
         @Override
@@ -419,12 +422,19 @@ public final class Http1Decoder extends ByteToMessageDecoder {
         out.add(head);
     }
 
-    /** This event loop's scratch array for heads, at least {@code len} bytes long. */
+    /**
+     * This event loop's scratch array for heads, at least {@code len} bytes long. It grows up to
+     * {@link #MAX_KEPT_SCRATCH}; a rarer, larger head (the limits allow up to 2 MiB) gets an array
+     * of its own, so one huge head does not pin that much memory per thread for good.
+     */
     private static byte[] scratch(int len) {
+        if (len > MAX_KEPT_SCRATCH) {
+            return new byte[len];
+        }
         byte[][] holder = SCRATCH.get();
         byte[] h = holder[0];
         if (h.length < len) {
-            h = new byte[Math.max(len, h.length * 2)];
+            h = new byte[Math.min(MAX_KEPT_SCRATCH, Math.max(len, h.length * 2))];
             holder[0] = h;
         }
         return h;

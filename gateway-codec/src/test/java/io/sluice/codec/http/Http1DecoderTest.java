@@ -72,6 +72,34 @@ class Http1DecoderTest {
     }
 
     @Test
+    void headsLargerAndSmallerThanTheKeptScratchArrayParseAlike() {
+        EmbeddedChannel ch = new EmbeddedChannel(Http1Decoder.requests(4096, 300_000));
+        String filler = "v".repeat(1000);
+        StringBuilder big = new StringBuilder("GET /big HTTP/1.1\r\nHost: h\r\n");
+        for (int i = 0; big.length() < 2 * Http1Decoder.MAX_KEPT_SCRATCH; i++) {
+            big.append("X-Fill-").append(i).append(": ").append(filler).append("\r\n");
+        }
+        big.append("X-Last: tail\r\n\r\n");
+        String medium = "GET /medium HTTP/1.1\r\nHost: m\r\nX-Pad: " + "p".repeat(5000) + "\r\n\r\n";
+        for (String head : List.of(GET, big.toString(), medium, GET)) {
+            ch.writeInbound(buf(head));
+            List<Object> msgs = drain(ch);
+            assertThat(msgs).hasSize(1);
+            HttpHead h = (HttpHead) msgs.get(0);
+            assertThat(h.raw().toString(StandardCharsets.ISO_8859_1)).isEqualTo(head);
+            assertThat(h.target()).isEqualTo(head.substring(4, head.indexOf(' ', 4)));
+            if (head == medium) {
+                assertThat(h.header("x-pad")).hasSize(5000);
+            } else if (head != GET) {
+                assertThat(h.header("x-last")).isEqualTo("tail");
+                assertThat(h.header("x-fill-0")).isEqualTo(filler);
+            }
+            h.release();
+        }
+        assertThat(ch.finish()).isFalse();
+    }
+
+    @Test
     void pipelinedMessagesSplitAtEveryByteComeOutIntact() {
         String all = GET + CHUNKED_POST + CL_POST + GET;
         for (int split = 1; split < all.length(); split++) {
