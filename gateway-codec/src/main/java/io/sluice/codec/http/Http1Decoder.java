@@ -43,21 +43,8 @@ public final class Http1Decoder extends ByteToMessageDecoder {
 
     private static final int MAX_CHUNK_LINE = 4096;
 
+    /** Token characters (methods, header names). */
     private static final boolean[] TOKEN = new boolean[256];
-
-    static {
-        for (int c = '0'; c <= '9'; c++) {
-            TOKEN[c] = true;
-        }
-        for (int c = 'a'; c <= 'z'; c++) {
-            TOKEN[c] = true;
-            TOKEN[c - 32] = true;
-        }
-        for (char c : "!#$%&'*+-.^_`|~".toCharArray()) {
-            TOKEN[c] = true;
-        }
-    }
-
     /** Bytes allowed in a field value: anything but controls other than HTAB (obs-text included). */
     private static final boolean[] FIELD = new boolean[256];
     /** Bytes allowed in a request-target: visible ASCII (no controls, space or non-ASCII). */
@@ -65,6 +52,8 @@ public final class Http1Decoder extends ByteToMessageDecoder {
 
     static {
         for (int c = 0; c < 256; c++) {
+            TOKEN[c] = c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+                    || c < 0x7f && "!#$%&'*+-.^_`|~".indexOf(c) >= 0;
             FIELD[c] = (c >= 0x20 || c == 0x09) && c != 0x7f;
             TARGET[c] = c > 0x20 && c < 0x7f;
         }

@@ -71,16 +71,18 @@ class ForwardedHeadIT {
     private static void echoHeads(Socket s) {
         try (s; InputStream in = s.getInputStream(); OutputStream out = s.getOutputStream()) {
             ByteArrayOutputStream head = new ByteArrayOutputStream();
+            int last4 = 0; // the last four bytes read: CRLF CRLF ends a head
             int b;
             while ((b = in.read()) >= 0) {
                 head.write(b);
-                byte[] h = head.toByteArray();
-                int n = h.length;
-                if (n >= 4 && h[n - 4] == '\r' && h[n - 3] == '\n' && h[n - 2] == '\r' && h[n - 1] == '\n') {
-                    out.write(("HTTP/1.1 200 OK\r\nContent-Length: " + n + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
-                    out.write(h);
+                last4 = last4 << 8 | b;
+                if (last4 == 0x0d0a0d0a) {
+                    out.write(("HTTP/1.1 200 OK\r\nContent-Length: " + head.size() + "\r\n\r\n")
+                            .getBytes(StandardCharsets.US_ASCII));
+                    head.writeTo(out);
                     out.flush();
                     head.reset();
+                    last4 = 0;
                 }
             }
         } catch (IOException e) {
