@@ -861,4 +861,15 @@ public final class Http1Decoder extends ByteToMessageDecoder {
     private void failBody(ByteBuf in, List<Object> out, String reason) {
         fail(in, out, requests ? 400 : 502, reason);
     }
+
+    // ------------------------------------------------------------------ connection reuse
+
+    /**
+     * Bytes received but not decoded yet. Read right after a message completes, anything here is
+     * beyond that message: a proxy must not reuse the connection (those bytes would be read as
+     * the next response). A field read, no allocation.
+     */
+    public int bufferedBytes() {
+        return internalBuffer().readableBytes();
+    }
 }

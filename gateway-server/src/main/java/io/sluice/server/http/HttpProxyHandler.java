@@ -20,6 +20,7 @@ import io.sluice.core.cluster.Outcome;
 import io.sluice.core.config.HttpOptions;
 import io.sluice.lb.ClusterBalancer;
 import io.sluice.server.accesslog.AccessLog;
+import io.sluice.server.metrics.ClusterMetrics;
 import io.sluice.server.metrics.RequestOutcome;
 import io.sluice.server.route.Route;
 import io.sluice.server.route.RouteTable;
@@ -435,6 +436,10 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     void onUpstreamRead(Object msg) {
         if (msg instanceof HttpHead resp) {
             if (resp.status() < 200) {
+                if (resp.status() == 101 || announcesBody(resp)) {
+                    // after a 101 the upstream speaks another protocol; a 1xx has no body
+                    upstreamHandler.markDirty(ClusterMetrics.RETIRED_BODY_NOT_ALLOWED);
+                }
                 resp.release(); // 1xx: the client already had our own 100 Continue
                 return;
             }
@@ -486,7 +491,19 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
+    /**
+     * A head the decoder framed as complete (no body: HEAD, 1xx, 204, 304) that announces a body
+     * anyway. Its connection must not be reused: those bytes may still arrive and would be read as
+     * the next exchange's response. Field reads; the header scan only for such (rare) heads.
+     */
+    private static boolean announcesBody(HttpHead resp) {
+        return resp.contentLength() > 0 || resp.isChunked() || resp.indexOf(HttpHead.TRANSFER_ENCODING) >= 0;
+    }
+
     private void onResponseHead(HttpHead resp) {
+        if (resp.isComplete() && announcesBody(resp)) {
+            upstreamHandler.markDirty(ClusterMetrics.RETIRED_BODY_NOT_ALLOWED);
+        }
         responseStarted = true;
         responseDeadline = 0;
         status = resp.status();

@@ -25,8 +25,10 @@ import java.util.concurrent.TimeUnit;
  * Keep-alive upstream HTTP/1.1 connections of ONE event loop, per host. Only that event loop
  * touches it, so there are no locks: a downstream connection borrows an upstream connection of
  * its own loop for one request and gives it back when the response is complete. Idle connections
- * are parked last-in-first-out (the warmest is reused first), capped per host, and closed by a
- * periodic sweep (every 250 ms) when idle longer than the cluster's pool idle timeout.
+ * are parked last-in-first-out (the warmest is reused first) and closed by a periodic sweep (every
+ * 250 ms) when idle longer than the cluster's pool idle timeout: time, not a count, retires them,
+ * so at any client concurrency a steady load reuses what it opened. An optional per-host cap
+ * ({@code pool.max_idle_per_host}) closes connections beyond it instead of parking them.
  */
 final class HttpUpstreamPool {
 
@@ -88,18 +90,27 @@ final class HttpUpstreamPool {
         return b.connect(host.host(), host.port());
     }
 
-    /** Parks a connection whose exchange ended cleanly, or closes it when the host's quota is full. */
+    /**
+     * Parks a keep-alive connection whose exchange ended, if it is provably clean (nothing it received
+     * can be part of a later response, see {@link UpstreamHandler#dirt()}) and the host's cap, if
+     * any, leaves room; otherwise closes it.
+     */
     void release(Host host, Channel ch, ClusterConfig cluster) {
         if (!ch.isActive()) {
             return;
         }
+        UpstreamHandler h = UpstreamHandler.of(ch);
+        int dirt = h.dirt();
+        if (dirt >= 0) {
+            h.retire(ch, dirt);
+            return;
+        }
         int max = cluster.pool().maxIdlePerHost();
-        ArrayDeque<Channel> q = idle.computeIfAbsent(host, h -> new ArrayDeque<>());
-        if (q.size() >= max) {
+        ArrayDeque<Channel> q = idle.computeIfAbsent(host, k -> new ArrayDeque<>());
+        if (max >= 0 && q.size() >= max) {
             ch.close();
             return;
         }
-        UpstreamHandler h = UpstreamHandler.of(ch);
         h.idleSince = generation;
         h.idleLimit = Math.max(1L, cluster.pool().idleTimeout().toNanos() / SWEEP_PERIOD_NANOS);
         q.addLast(ch);

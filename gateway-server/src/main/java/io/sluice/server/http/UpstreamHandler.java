@@ -13,8 +13,12 @@ import io.sluice.server.metrics.ClusterMetrics;
 /**
  * Last handler of an upstream HTTP connection (after its {@link Http1Decoder}). While a request is
  * in flight it hands every decoded response part to its owner, the downstream
- * {@link HttpProxyHandler}; while the connection idles in the pool it owns nothing and releases
- * anything the upstream sends unasked. Lives on the owner's event loop.
+ * {@link HttpProxyHandler}; while the connection idles in the pool it owns nothing, and anything
+ * the upstream sends unasked (a decoded message, or bytes the decoder holds as the start of one)
+ * is dropped with the connection. Lives on the owner's event loop.
+ *
+ * <p>It also keeps what decides whether the connection may be reused (see {@link #dirt()}): a
+ * connection goes back to the pool only when nothing it received can belong to a later exchange.
  */
 final class UpstreamHandler extends ChannelInboundHandlerAdapter {
 
@@ -28,6 +32,8 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
     long idleLimit = 1;
     /** Requests this connection has carried. */
     int uses;
+    /** A {@code ClusterMetrics.RETIRED_*} reason this connection must not be reused for, or -1. */
+    private int dirty = -1;
 
     /** The cluster's meters (in-use connections), or null. */
     private final ClusterMetrics meters;
@@ -47,6 +53,38 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
     /** De-chunk the current response body (for an HTTP/1.0 client). */
     void dechunk(boolean on) {
         decoder.dechunk(on);
+    }
+
+    /**
+     * The exchange in flight saw something that makes the connection unfit for reuse, e.g. a
+     * response framed without a body whose head announced one: its bytes may still come.
+     */
+    void markDirty(int reason) {
+        if (dirty < 0) {
+            dirty = reason;
+        }
+    }
+
+    /**
+     * Why this connection, whose exchange just ended, must not be reused ({@code ClusterMetrics.RETIRED_*}),
+     * or -1 when it is clean: nothing marked it and the decoder holds no byte beyond the response
+     * (bytes of the same read past its end are there). Two field reads; called by the pool on release.
+     */
+    int dirt() {
+        if (dirty >= 0) {
+            return dirty;
+        }
+        return decoder.bufferedBytes() > 0 ? ClusterMetrics.RETIRED_AFTER_RESPONSE : -1;
+    }
+
+    /** Closes the connection instead of reusing it, counting why. */
+    void retire(io.netty.channel.Channel ch, int reason) {
+        if (ch.isActive()) {
+            if (meters != null) {
+                meters.connectionRetired(reason);
+            }
+            ch.close();
+        }
     }
 
     /** The handler of an upstream connection: always the last in its pipeline (O(1), no name lookup). */
@@ -77,7 +115,7 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
         } else {
             // An idle connection must not talk: drop what it sent and the connection with it.
             ReferenceCountUtil.release(msg);
-            ctx.close();
+            retire(ctx.channel(), ClusterMetrics.RETIRED_WHILE_IDLE);
         }
     }
 
@@ -86,6 +124,10 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
         HttpProxyHandler o = owner;
         if (o != null) {
             o.onUpstreamReadComplete();
+        } else if (decoder.bufferedBytes() > 0) {
+            // Unasked bytes the decoder keeps as the start of a message: they would prefix the
+            // next exchange's response.
+            retire(ctx.channel(), ClusterMetrics.RETIRED_WHILE_IDLE);
         }
     }
 

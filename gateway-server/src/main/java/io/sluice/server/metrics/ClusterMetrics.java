@@ -24,7 +24,9 @@ import java.util.concurrent.atomic.LongAdder;
  *   <li>{@code sluice.upstream.requests{cluster}}, {@code sluice.upstream.errors{cluster, kind}}
  *       (kind: connect, reset, timeout, 5xx), {@code sluice.upstream.requests.active{cluster}}</li>
  *   <li>{@code sluice.upstream.connections.active|idle{cluster}} gauges,
- *       {@code sluice.upstream.connections.opened|closed{cluster}}</li>
+ *       {@code sluice.upstream.connections.opened|closed{cluster}},
+ *       {@code sluice.upstream.connections.retired{cluster, reason}} (HTTP keep-alive connections
+ *       closed instead of reused because they were not provably clean)</li>
  *   <li>{@code sluice.health_check.attempts{cluster, result}}</li>
  * </ul>
  */
@@ -36,6 +38,12 @@ public final class ClusterMetrics implements AutoCloseable {
     private static final int TIMEOUT = 2;
     private static final int SERVER_ERROR = 3;
 
+    /** Retire reasons, indexes into {@link #RETIRE_REASONS}: see {@link #connectionRetired(int)}. */
+    public static final int RETIRED_BODY_NOT_ALLOWED = 0;
+    public static final int RETIRED_AFTER_RESPONSE = 1;
+    public static final int RETIRED_WHILE_IDLE = 2;
+    private static final String[] RETIRE_REASONS = {"body_not_allowed", "after_response", "while_idle"};
+
     private final MeterRegistry registry;
     private final String name;
     private final boolean multiplexed;
@@ -44,6 +52,7 @@ public final class ClusterMetrics implements AutoCloseable {
     private final Counter[] errors = new Counter[ERROR_KINDS.length];
     private final Counter created;
     private final Counter closed;
+    private final Counter[] retired = new Counter[RETIRE_REASONS.length];
     private final Counter probesPassed;
     private final Counter probesFailed;
     private final LongAdder open = new LongAdder();
@@ -71,6 +80,13 @@ public final class ClusterMetrics implements AutoCloseable {
                 .description("Upstream connections established").register(registry));
         closed = add(Counter.builder("sluice.upstream.connections.closed").tag("cluster", name)
                 .description("Upstream connections closed (by either side)").register(registry));
+        for (int i = 0; i < RETIRE_REASONS.length && !multiplexed; i++) { // HTTP only: Bolt connections are not borrowed
+            retired[i] = add(Counter.builder("sluice.upstream.connections.retired").tags("cluster", name, "reason", RETIRE_REASONS[i])
+                    .description("HTTP keep-alive upstream connections closed instead of reused because they were not provably"
+                            + " clean: body_not_allowed (a response that cannot have a body announced one), after_response"
+                            + " (bytes beyond the response), while_idle (bytes sent to a parked connection)")
+                    .register(registry));
+        }
         probesPassed = add(Counter.builder("sluice.health_check.attempts").tags("cluster", name, "result", "success")
                 .description("Active health probes by result").register(registry));
         probesFailed = add(Counter.builder("sluice.health_check.attempts").tags("cluster", name, "result", "failure")
@@ -124,6 +140,16 @@ public final class ClusterMetrics implements AutoCloseable {
     /** An HTTP upstream connection stopped carrying a request (parked or closed). */
     public void connectionReturned() {
         inUse.decrement();
+    }
+
+    /**
+     * An HTTP keep-alive upstream connection was closed instead of reused: {@link #RETIRED_BODY_NOT_ALLOWED}
+     * (a response to HEAD, a 1xx, 204 or 304 announced a body, or a 101 switched protocols),
+     * {@link #RETIRED_AFTER_RESPONSE} (bytes arrived beyond the end of the response) or
+     * {@link #RETIRED_WHILE_IDLE} (the upstream sent bytes to the connection while it was parked).
+     */
+    public void connectionRetired(int reason) {
+        retired[reason].increment();
     }
 
     /** A sharable handler for upstream pipelines: counts connections created, closed and open. */
