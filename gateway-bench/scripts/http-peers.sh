@@ -29,6 +29,10 @@
 # (nginx), 28181/28191 (HAProxy).
 # Everything binds 127.0.0.1, is bounded in time, and is stopped by PID on exit.
 #
+# Gateway pool: the clusters use the DEFAULT pool settings (no idle cap, idle_timeout 4 s), as a user
+# gets them; --gw-pool JSON sets the cluster's "pool" object instead, e.g. the override these runs used
+# before issue #23 item 8: --gw-pool '{ "max_idle_per_host": 2048, "idle_timeout": "300s" }'.
+#
 # Warm-up: --warm SECS of load per target, in cycles of at most 10 s on fresh connections with 5 s
 # of quiet after each (warm_cycles in lib/bench-common.sh), with wrk (or http-load) at 64 connections,
 # then half as long at 512 when percore is measured; when churn is measured, as many seconds again
@@ -37,7 +41,7 @@
 # lib/bench-common.sh: their first firing in a measured run showed up in the gateway's p99).
 # usage: http-peers.sh [--out DIR] [--reps N] [-D SECS] [--warm SECS] [--warm-long SECS] [--scenarios "percore rate2000 churn scaleout sidecar"]
 #                      [--targets "gateway gateway-uring nginx haproxy"] [--churn-n N] [--gateway-jar JAR] [--quick]
-#                      [--quiet-wait S] [--max-foreign PCT]
+#                      [--quiet-wait S] [--max-foreign PCT] [--gw-pool JSON]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
@@ -53,6 +57,7 @@ TARGETS="gateway nginx haproxy"
 CHURN_N=100000
 MAX_FOREIGN=15
 QUIET_WAIT=30
+GW_POOL=""
 GW_JAVA_OPTS=${GW_JAVA_OPTS:-"-XX:ActiveProcessorCount=1 -Xms256m -Xmx256m -XX:+UseParallelGC"}
 while [ $# -gt 0 ]; do
   case $1 in
@@ -67,6 +72,7 @@ while [ $# -gt 0 ]; do
     --gateway-jar) GW_JAR=$(realpath "$2"); shift 2;;
     --quiet-wait) QUIET_WAIT=$2; shift 2;;
     --max-foreign) MAX_FOREIGN=$2; shift 2;;
+    --gw-pool) GW_POOL=$2; shift 2;;
     --quick) REPS=1; D=3; WARM=5; WARM_LONG=0; QUIET_WAIT=0; CHURN_N=5000; shift;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0;;
     *) echo "unknown option $1" >&2; exit 2;;
@@ -135,8 +141,8 @@ gw_config() { # backends workers [file port admin-port transport first-backend-p
 {
   "listeners": [ { "name": "bench", "address": "127.0.0.1", "port": ${4:-29080}, "routes": [{ "cluster": "backends" }],
                    "http": { "x_forwarded": false } } ],
-  "clusters": [ { "name": "backends", "lb": "round_robin", "hosts": [$(hosts_json "$1" "${7:-18080}")],
-                  "pool": { "max_idle_per_host": 2048, "idle_timeout": "300s" } } ],
+  "clusters": [ { "name": "backends", "lb": "round_robin", "hosts": [$(hosts_json "$1" "${7:-18080}")]${GW_POOL:+,
+                  \"pool\": $GW_POOL} } ],
   "admin": { "enabled": true, "port": ${5:-29901} },
   "transport": { "worker_threads": $2, "type": "${6:-auto}" }
 }
