@@ -91,6 +91,25 @@ class UpstreamReuseIT {
     }
 
     @Test
+    void aSwitchingProtocolsResponseRetiresItsConnection() throws Exception {
+        // a 101 the gateway did not ask for, then a final response, then bytes of "the other protocol"
+        try (RawClient attacker = new RawClient(gw.port("web")); RawClient victim = new RawClient(gw.port("web"))) {
+            assertThat(attacker.send("GET /101-late HTTP/1.1\r\nHost: h\r\n\r\n").read().body()).isEqualTo("ok");
+            assertVictimGotItsOwnResponse(victim.send("GET /victim HTTP/1.1\r\nHost: h\r\n\r\n").read());
+        }
+        assertRetired("body_not_allowed");
+    }
+
+    @Test
+    void an1xxAnnouncingABodyRetiresItsConnection() throws Exception {
+        try (RawClient attacker = new RawClient(gw.port("web")); RawClient victim = new RawClient(gw.port("web"))) {
+            assertThat(attacker.send("GET /100-body-late HTTP/1.1\r\nHost: h\r\n\r\n").read().body()).isEqualTo("ok");
+            assertVictimGotItsOwnResponse(victim.send("GET /victim HTTP/1.1\r\nHost: h\r\n\r\n").read());
+        }
+        assertRetired("body_not_allowed");
+    }
+
+    @Test
     void bytesBeyondContentLengthNeverBecomeTheNextClientsResponse() throws Exception {
         try (RawClient attacker = new RawClient(gw.port("web")); RawClient victim = new RawClient(gw.port("web"))) {
             // Content-Length 5, then an unfinished head in the same write
@@ -224,6 +243,18 @@ class UpstreamReuseIT {
                         case "/204" -> write(out, "HTTP/1.1 204 No Content\r\n\r\n");
                         case "/304-late" -> {
                             write(out, "HTTP/1.1 304 Not Modified\r\nTransfer-Encoding: chunked\r\n\r\n");
+                            Thread.sleep(LATE_MILLIS);
+                            write(out, POISON);
+                        }
+                        case "/101-late" -> {
+                            write(out, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: upgrade\r\n\r\n"
+                                    + "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+                            Thread.sleep(LATE_MILLIS);
+                            write(out, POISON);
+                        }
+                        case "/100-body-late" -> {
+                            write(out, "HTTP/1.1 100 Continue\r\nContent-Length: " + POISON.length() + "\r\n\r\n"
+                                    + "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
                             Thread.sleep(LATE_MILLIS);
                             write(out, POISON);
                         }
