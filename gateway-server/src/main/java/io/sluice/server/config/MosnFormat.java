@@ -99,9 +99,7 @@ final class MosnFormat {
         List<ClusterConfig> typed = new ArrayList<>();
         for (ClusterConfig c : clusters) {
             Protocol p = clusterProtocols.getOrDefault(c.name(), Protocol.HTTP);
-            typed.add(p == c.protocol() ? c : new ClusterConfig(c.name(), p, c.lb(), c.hosts(), c.connectTimeout(),
-                    c.responseTimeout(), c.pool(), c.healthCheck(), c.slowStart(), c.outlier(), c.panicThreshold(),
-                    c.warmUpAtBoot(), c.leastRequestChoices(), c.activeRequestBias()));
+            typed.add(p == c.protocol() ? c : c.withProtocol(p));
         }
         AdminConfig admin = admin(root.object("admin"));
         root.finish();

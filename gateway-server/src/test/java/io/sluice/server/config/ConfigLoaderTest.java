@@ -7,10 +7,12 @@ import io.sluice.core.config.HealthCheckConfig;
 import io.sluice.core.config.HostConfig;
 import io.sluice.core.config.LbPolicy;
 import io.sluice.core.config.ListenerConfig;
+import io.sluice.core.config.OutlierConfig;
 import io.sluice.core.config.Protocol;
 import io.sluice.core.config.RouteConfig;
 import io.sluice.core.config.StatusRange;
 import io.sluice.core.config.StringMatch;
+import io.sluice.core.config.TransportConfig;
 import io.sluice.core.config.WatchConfig;
 import org.junit.jupiter.api.Test;
 
@@ -107,6 +109,19 @@ class ConfigLoaderTest {
         assertThat(api.healthCheck()).isNull();
         assertThat(c.listeners().get(0).address()).isEqualTo("127.0.0.1");
         assertThat(c.admin().enabled()).isTrue();
+    }
+
+    @Test
+    void theBuildersDefaultsAreTheLoadersDefaults() {
+        GatewayConfig c = nat("""
+                {"listeners": [{"name": "web", "port": 0, "routes": [{"cluster": "api"}], "http": {}, "bolt": {}}],
+                 "clusters": [{"name": "api", "hosts": ["127.0.0.1:9000"], "pool": {}, "health_check": {}, "outlier": {}}],
+                 "transport": {}}""");
+        assertThat(c.listeners().get(0)).isEqualTo(ListenerConfig.builder().name("web").routes(RouteConfig.to("api")).build());
+        assertThat(c.cluster("api")).isEqualTo(ClusterConfig.builder().name("api").hosts(new HostConfig("127.0.0.1", 9000, 1))
+                .healthCheck(HealthCheckConfig.builder().build()).outlier(OutlierConfig.builder().build()).build());
+        assertThat(c.transport()).isEqualTo(TransportConfig.builder().build());
+        assertThat(c.drainTimeout()).isEqualTo(GatewayConfig.builder().listeners(c.listeners()).clusters(c.clusters()).build().drainTimeout());
     }
 
     @Test
