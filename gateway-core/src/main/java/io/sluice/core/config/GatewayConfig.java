@@ -13,7 +13,8 @@ import java.util.Set;
  *
  * @param listeners    downstream listeners
  * @param clusters     upstream clusters
- * @param admin        admin listener
+ * @param admin        admin listener; null = none (an embedded gateway opens no admin port unless asked;
+ *                     a config file without an {@code admin} section gets {@link AdminConfig#defaults()})
  * @param transport    event-loop transport
  * @param drainTimeout on shutdown, how long in-flight requests may take to finish
  * @param accessLog    the access log (off by default)
@@ -42,7 +43,7 @@ public record GatewayConfig(List<ListenerConfig> listeners, List<ClusterConfig> 
         watchConfig = watchConfig == null ? WatchConfig.disabled() : watchConfig;
         listeners = Checks.list(listeners);
         clusters = Checks.list(clusters);
-        admin = admin == null ? AdminConfig.defaults() : admin;
+        admin = admin == null ? AdminConfig.disabled() : admin;
         transport = transport == null ? TransportConfig.defaults() : transport;
         drainTimeout = drainTimeout == null ? DEFAULT_DRAIN_TIMEOUT : Checks.nonNegative("$.drain_timeout", drainTimeout);
         if (listeners.isEmpty()) {
@@ -155,9 +156,8 @@ public record GatewayConfig(List<ListenerConfig> listeners, List<ClusterConfig> 
 
     /**
      * Builds a {@link GatewayConfig} (defaults: no listeners or clusters — at least one listener is
-     * required —, admin, transport, access log and file watching as the record's constructor fills them in
-     * for null, drain timeout 10 s). Validation happens in the record's constructor, when {@link #build()}
-     * is called.
+     * required —, no admin listener, default transport, no access log, no file watching, drain
+     * timeout 10 s). Validation happens in the record's constructor, when {@link #build()} is called.
      */
     public static final class Builder {
         private List<ListenerConfig> listeners = List.of();
