@@ -6,8 +6,10 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.netty.channel.EventLoopGroup;
+import io.sluice.core.config.AdminConfig;
 import io.sluice.core.config.ConfigException;
 import io.sluice.core.config.GatewayConfig;
+import io.sluice.core.config.TransportConfig;
 import io.sluice.core.time.Ticker;
 import io.sluice.lb.ClusterBalancer;
 import io.sluice.server.accesslog.AccessLog;
@@ -15,6 +17,7 @@ import io.sluice.server.admin.AdminHandler;
 import io.sluice.server.admin.AdminServer;
 import io.sluice.server.config.ConfigJson;
 import io.sluice.server.metrics.GatewayMetrics;
+import io.sluice.server.transport.Sockets;
 import io.sluice.server.transport.Transport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -148,7 +151,7 @@ public final class Gateway implements AutoCloseable {
                     startedNanos = ticker.nanoTime();
                     log.info("sluice started: transport={} workers={}{} listeners={}{}", transport.label(), threads,
                             reusePort ? " reuse_port" : "",
-                            listeners.names(), admin == null ? "" : " admin=" + adminAddress());
+                            listeners.names(), admin == null ? "" : " admin=" + Sockets.format(adminAddress()));
                     result.complete(this);
                 }
             });
@@ -196,6 +199,18 @@ public final class Gateway implements AutoCloseable {
      * @throws IllegalStateException if the gateway has no reload source or is not running
      */
     public ReloadResult reload() {
+        return reload(null, null);
+    }
+
+    /**
+     * {@link #reload()} whose log lines name what asked for it, so that a CLI prints one line per
+     * reload: {@code SIGHUP: reloaded FILE: config version 2: ...} or {@code SIGHUP: invalid config
+     * FILE, the running config stays (version 1): $.clusters[0]...}.
+     *
+     * @param trigger {@code SIGHUP}, {@code config file changed}; null: the plain lines
+     * @param source  what was read, e.g. the file name
+     */
+    ReloadResult reload(String trigger, String source) {
         if (reloadSource == null) {
             throw new IllegalStateException("this gateway has no reload source: it was configured in code"
                     + " (embedded, or the jar's demo mode without -c); call Gateway.reload(GatewayConfig)");
@@ -205,10 +220,10 @@ public final class Gateway implements AutoCloseable {
         try {
             next = reloadSource.get();
         } catch (ConfigException e) {
-            rejected(e);
+            rejected(e, trigger, source);
             throw e;
         }
-        return reload(next);
+        return apply(next, trigger, source);
     }
 
     /**
@@ -241,7 +256,11 @@ public final class Gateway implements AutoCloseable {
      * @throws ConfigException       if the config cannot be applied (nothing changed)
      * @throws IllegalStateException if the gateway is not running
      */
-    public synchronized ReloadResult reload(GatewayConfig newConfig) {
+    public ReloadResult reload(GatewayConfig newConfig) {
+        return apply(newConfig, null, null);
+    }
+
+    private synchronized ReloadResult apply(GatewayConfig newConfig, String trigger, String source) {
         Objects.requireNonNull(newConfig, "newConfig");
         checkRunning();
         Listeners.Staged staged;
@@ -249,7 +268,7 @@ public final class Gateway implements AutoCloseable {
             checkReloadable(newConfig);
             staged = listeners.stage(newConfig.listeners());
         } catch (ConfigException e) {
-            rejected(e);
+            rejected(e, trigger, source);
             throw e;
         }
         GatewayConfig old = config;
@@ -274,7 +293,11 @@ public final class Gateway implements AutoCloseable {
         if (!old.drainTimeout().equals(newConfig.drainTimeout())) {
             extra.append("; drain_timeout ").append(newConfig.drainTimeout());
         }
-        log.info("config reloaded: {}{}", result.summary(), extra);
+        if (trigger == null) {
+            log.info("config reloaded: {}{}", result.summary(), extra);
+        } else {
+            log.info("{}: reloaded {}: {}{}", trigger, source, result.summary(), extra);
+        }
         lastReload = Instant.now() + " applied: " + result.summary() + extra;
         return result;
     }
@@ -285,11 +308,16 @@ public final class Gateway implements AutoCloseable {
         }
     }
 
-    private void rejected(ConfigException e) {
+    private void rejected(ConfigException e, String trigger, String source) {
         if (metrics != null) {
             metrics.reloadRejected();
         }
-        log.warn("config reload rejected, version {} keeps running: {}", configVersion(), e.getMessage());
+        if (trigger == null) {
+            log.warn("config reload rejected, version {} keeps running: {}", configVersion(), e.getMessage());
+        } else {
+            log.warn("{}: invalid config {}, the running config stays (version {}): {}", trigger, source, configVersion(),
+                    e.getMessage());
+        }
         lastReload = Instant.now() + " rejected (version " + configVersion() + " keeps running): " + e.getMessage();
     }
 
@@ -301,11 +329,25 @@ public final class Gateway implements AutoCloseable {
         GatewayConfig cur = config;
         listeners.checkReloadable(next.listeners());
         if (!cur.admin().equals(next.admin())) {
-            throw new ConfigException("$.admin", next.admin(), "the running " + cur.admin() + " (changing the admin listener needs a restart)");
+            throw new ConfigException("$.admin", describe(next.admin()), "the running " + describe(cur.admin())
+                    + " (changing the admin listener needs a restart)");
         }
         if (!cur.transport().equals(next.transport())) {
-            throw new ConfigException("$.transport", next.transport(), "the running " + cur.transport() + " (changing the transport needs a restart)");
+            throw new ConfigException("$.transport", describe(next.transport()), "the running " + describe(cur.transport())
+                    + " (changing the transport needs a restart)");
         }
+    }
+
+    /** {@code admin on 127.0.0.1:34901}, {@code admin on 127.0.0.1:0 with metrics off}, {@code no admin listener}. */
+    static String describe(AdminConfig a) {
+        return !a.enabled() ? "no admin listener"
+                : "admin on " + Sockets.hostPort(a.address(), a.port()) + (a.metrics() ? "" : " with metrics off");
+    }
+
+    /** {@code transport auto, worker threads 0 (one per core), backlog 1024, reuse_port off}. */
+    static String describe(TransportConfig t) {
+        return "transport " + t.type() + ", worker threads " + t.workerThreads() + (t.workerThreads() == 0 ? " (one per core)" : "")
+                + ", backlog " + t.backlog() + ", reuse_port " + (t.reusePort() ? "on" : "off");
     }
 
     public MeterRegistry meterRegistry() {
@@ -405,7 +447,9 @@ public final class Gateway implements AutoCloseable {
         CompletableFuture<?> w = workers == null ? CompletableFuture.completedFuture(null) : toFuture(workers);
         CompletableFuture.allOf(b, w).whenComplete((v, e) -> {
             phase = Phase.CLOSED;
-            log.info("sluice stopped");
+            if (startedNanos != 0) { // a start that failed is reported by whoever started it
+                log.info("sluice stopped");
+            }
             closeFuture.complete(null);
         });
     }

@@ -28,6 +28,7 @@ import io.sluice.server.http.HttpServerInitializer;
 import io.sluice.server.metrics.GatewayMetrics;
 import io.sluice.server.metrics.ListenerMetrics;
 import io.sluice.server.route.RouteTable;
+import io.sluice.server.transport.Sockets;
 import io.sluice.server.transport.Transport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -218,9 +219,9 @@ final class Listeners {
                 for (RunningListener b : bound.values()) {
                     unbind(b);
                 }
-                String why = failed.getMessage() == null ? "bind failed" : failed.getMessage();
-                throw new ConfigException("$.listeners[" + i + "].port", l.port(), "an address and port this gateway can bind (binding "
-                        + l.address() + ":" + l.port() + " failed: " + why + ")");
+                String why = Sockets.reason(failed.getCause() != null ? failed.getCause() : failed);
+                throw new ConfigException("$.listeners[" + i + "].port", l.port(), "an address and port this gateway can bind"
+                        + " (binding " + Sockets.hostPort(l.address(), l.port()) + " failed: " + why + ")");
             }
         }
         return new Staged(bound);
@@ -314,7 +315,8 @@ final class Listeners {
                         ? Boolean.TRUE : null)
                 .childOption(ChannelOption.ALLOCATOR, Transport.allocator())
                 .childHandler(pipeline);
-        return ListenSockets.bind(template, workers, reusePort ? transport.reusePortOption() : null, l.address(), l.port());
+        return ListenSockets.bind(template, workers, reusePort ? transport.reusePortOption() : null, l.address(), l.port(),
+                "listener " + l.name());
     }
 
     /**
@@ -581,10 +583,7 @@ final class Listeners {
 
     private static String boundAddress(RunningListener rl) {
         SocketAddress a = rl.sockets.localAddress();
-        if (a instanceof InetSocketAddress i) {
-            return i.getHostString() + ":" + i.getPort();
-        }
-        return rl.config.address() + ":" + rl.config.port();
+        return a instanceof InetSocketAddress ? Sockets.format(a) : Sockets.hostPort(rl.config.address(), rl.config.port());
     }
 
     /** Running and retiring listeners; a snapshot. */

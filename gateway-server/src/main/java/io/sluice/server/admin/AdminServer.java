@@ -14,8 +14,8 @@ import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import io.sluice.core.config.AdminConfig;
+import io.sluice.server.transport.Sockets;
 
-import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.util.concurrent.CompletableFuture;
 
@@ -37,7 +37,8 @@ public final class AdminServer {
 
     /**
      * Binds {@code admin.address:admin.port} on {@code loop}. Completes with the listening channel,
-     * or fails with an {@link IOException}.
+     * or fails with a {@link java.net.BindException} naming the address and port
+     * ({@code cannot listen on 127.0.0.1:34901 (admin): Address already in use}).
      */
     public CompletableFuture<Channel> bind(EventLoopGroup loop, Class<? extends ServerChannel> channelType) {
         ServerBootstrap b = new ServerBootstrap()
@@ -58,8 +59,7 @@ public final class AdminServer {
             if (x.isSuccess()) {
                 c.complete(f.channel());
             } else {
-                c.completeExceptionally(new IOException("cannot bind " + f.channel().localAddress()
-                        + ": " + x.cause().getMessage(), x.cause()));
+                c.completeExceptionally(Sockets.bindFailure("admin", config.address(), config.port(), x.cause()));
             }
         });
         return c;
