@@ -40,8 +40,7 @@ class ClusterBalancerTest {
     }
 
     private static ClusterConfig panicThreshold(ClusterConfig c, int pct) {
-        return new ClusterConfig(c.name(), c.protocol(), c.lb(), c.hosts(), null, null, null, c.healthCheck(),
-                c.slowStart(), c.outlier(), pct, c.warmUpAtBoot(), c.leastRequestChoices(), c.activeRequestBias());
+        return c.toBuilder().panicThreshold(pct).build();
     }
 
     private void advanceSeconds(double s) {
@@ -197,8 +196,8 @@ class ClusterBalancerTest {
             assertThat(c[i]).as("host %d", i).isBetween(i < 10 ? 99 : 49, i < 10 ? 101 : 51);
         }
         // all warming together (warm-up at boot): identical factors keep the configured ratio
-        ClusterBalancer boot = ClusterBalancer.create(new ClusterConfig("b", null, null, weights(1, 2, 3), null, null,
-                null, null, SlowStartConfig.of(Duration.ofSeconds(30)), null, 50, true, 2, 1.0), ctx);
+        ClusterBalancer boot = ClusterBalancer.create(ClusterConfig.builder().name("b").hosts(weights(1, 2, 3))
+                .slowStart(SlowStartConfig.of(Duration.ofSeconds(30))).warmUpAtBoot(true).build(), ctx);
         assertThat(boot.warmUpFactor(boot.hosts().get(0))).isEqualTo(0.1);
         assertThat(Counts.batch(boot, 600)).containsExactly(100, 200, 300);
     }
@@ -230,8 +229,8 @@ class ClusterBalancerTest {
     @Test
     void panicModeBalancesOverAllHosts() {
         FakeProbe probe = new FakeProbe();
-        HealthCheckConfig hc = new HealthCheckConfig("tcp", Duration.ofSeconds(1), Duration.ofSeconds(1),
-                Duration.ZERO, Duration.ZERO, 1, 1, null, null, null, null);
+        HealthCheckConfig hc = HealthCheckConfig.builder().interval(Duration.ofSeconds(1)).timeout(Duration.ofSeconds(1))
+                .healthyThreshold(1).unhealthyThreshold(1).build();
         ClusterBalancer b = ClusterBalancer.create(ClusterConfig.of("c", weights(1, 1, 1, 1)).withHealthCheck(hc),
                 ctx.withProbes(c -> probe));
         clock.runDue();

@@ -27,8 +27,9 @@ class HealthCheckTest {
             .withPrePicks(LbContext.PrePicks.NONE).withProbes(c -> probe).withListener(events);
 
     private static HealthCheckConfig check(int healthy, int unhealthy, Duration jitter, Duration initialDelay) {
-        return new HealthCheckConfig("tcp", Duration.ofSeconds(1), Duration.ofMillis(500), jitter, initialDelay,
-                healthy, unhealthy, null, null, null, null);
+        return HealthCheckConfig.builder().interval(Duration.ofSeconds(1)).timeout(Duration.ofMillis(500))
+                .intervalJitter(jitter).initialDelay(initialDelay).healthyThreshold(healthy).unhealthyThreshold(unhealthy)
+                .build();
     }
 
     private ClusterBalancer balancer(HealthCheckConfig hc, String... addresses) {

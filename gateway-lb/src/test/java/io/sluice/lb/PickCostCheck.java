@@ -43,8 +43,8 @@ class PickCostCheck {
         for (int i = 0; i < n; i++) {
             hosts.add(HostConfig.parse("10.0." + (i / 250) + "." + (i % 250) + ":80", 1 + i % 3));
         }
-        ClusterConfig c = new ClusterConfig("perf", null, null, hosts, null, null, null, null,
-                SlowStartConfig.of(Duration.ofHours(1)), null, 50, warming, 2, 1.0);
+        ClusterConfig c = ClusterConfig.builder().name("perf").hosts(hosts)
+                .slowStart(SlowStartConfig.of(Duration.ofHours(1))).warmUpAtBoot(warming).build();
         return ClusterBalancer.create(c, new LbContext(REAL_CLOCK, new SplittableRandom(1)));
     }
 

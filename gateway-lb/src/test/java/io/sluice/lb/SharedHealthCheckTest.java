@@ -37,8 +37,8 @@ class SharedHealthCheckTest {
             .withProbes(c -> probe).withListener(events).withHealthChecks(hub);
 
     private static HealthCheckConfig check(Duration interval) {
-        return new HealthCheckConfig("tcp", interval, Duration.ofMillis(500), Duration.ZERO, Duration.ZERO, 1, 1,
-                null, null, null, null);
+        return HealthCheckConfig.builder().interval(interval).timeout(Duration.ofMillis(500))
+                .healthyThreshold(1).unhealthyThreshold(1).build();
     }
 
     private ClusterBalancer cluster(String name, HealthCheckConfig hc, String... addresses) {

@@ -30,8 +30,8 @@ class SlowStartTimelineTest {
     private final RecordingListener events = new RecordingListener();
 
     private ClusterBalancer balancer() {
-        HealthCheckConfig hc = new HealthCheckConfig("http", Duration.ofSeconds(1), Duration.ofSeconds(1),
-                Duration.ZERO, Duration.ZERO, 1, 1, null, null, null, null);
+        HealthCheckConfig hc = HealthCheckConfig.builder().probe(HealthCheckConfig.HTTP).interval(Duration.ofSeconds(1))
+                .timeout(Duration.ofSeconds(1)).healthyThreshold(1).unhealthyThreshold(1).build();
         ClusterConfig c = ClusterConfig.of("demo", List.of(HostConfig.parse("127.0.0.1:8080", 1),
                         HostConfig.parse("127.0.0.1:8081", 2), HostConfig.parse("127.0.0.1:8082", 3)))
                 .withSlowStart(SlowStartConfig.of(Duration.ofSeconds(30)))

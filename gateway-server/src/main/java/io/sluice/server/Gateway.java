@@ -1,71 +1,42 @@
 package io.sluice.server;
 
-import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.Gauge;
-import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.prometheusmetrics.PrometheusConfig;
-import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.netty.bootstrap.ServerBootstrap;
-import io.netty.channel.Channel;
-import io.netty.channel.ChannelInitializer;
-import io.netty.channel.ChannelOption;
-import io.netty.channel.EventLoopGroup;
-import io.netty.channel.group.ChannelGroup;
-import io.netty.channel.group.DefaultChannelGroup;
-import io.netty.channel.socket.SocketChannel;
-import io.netty.handler.codec.http.HttpObjectAggregator;
-import io.netty.handler.codec.http.HttpServerCodec;
-import io.netty.util.concurrent.GlobalEventExecutor;
-import io.sluice.core.cluster.Host;
-import io.sluice.core.config.ClusterConfig;
-import io.sluice.core.config.ConfigException;
-import io.sluice.core.config.GatewayConfig;
-import io.sluice.core.config.ListenerConfig;
-import io.sluice.core.config.Protocol;
-import io.sluice.core.time.Ticker;
-import io.sluice.lb.ClusterBalancer;
-import io.sluice.lb.HealthCheckHub;
-import io.sluice.lb.LbContext;
-import io.sluice.server.accesslog.AccessLog;
-import io.sluice.server.admin.AdminHandler;
-import io.sluice.server.bolt.BoltListenerContext;
-import io.sluice.server.bolt.BoltServerInitializer;
-import io.sluice.server.http.DrainEvent;
-import io.sluice.server.http.HttpListenerContext;
-import io.sluice.server.http.HttpServerInitializer;
-import io.sluice.server.health.NettyHealthProbes;
-import io.sluice.server.metrics.ClusterEvents;
-import io.sluice.server.metrics.ClusterMetrics;
-import io.sluice.server.metrics.GatewayMetrics;
-import io.sluice.server.config.ConfigJson;
-import io.sluice.lb.HealthProbe;
 import io.micrometer.core.instrument.config.MeterFilter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.sluice.server.metrics.HostGauges;
-import io.sluice.server.metrics.ListenerMetrics;
-import io.sluice.server.route.RouteTable;
-import io.sluice.server.transport.EventLoopScheduler;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.netty.channel.EventLoopGroup;
+import io.sluice.core.config.AdminConfig;
+import io.sluice.core.config.ConfigException;
+import io.sluice.core.config.GatewayConfig;
+import io.sluice.core.config.TransportConfig;
+import io.sluice.core.time.Ticker;
+import io.sluice.lb.ClusterBalancer;
+import io.sluice.server.accesslog.AccessLog;
+import io.sluice.server.admin.AdminHandler;
+import io.sluice.server.admin.AdminServer;
+import io.sluice.server.config.ConfigJson;
+import io.sluice.server.metrics.GatewayMetrics;
+import io.sluice.server.transport.Sockets;
 import io.sluice.server.transport.Transport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.BiConsumer;
-import java.util.function.IntSupplier;
 import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
+import java.util.zip.CRC32;
 
 /**
  * A running Sluice gateway: its event loops, listeners, clusters and metrics. The embedding API:
@@ -84,6 +55,10 @@ import java.util.random.RandomGenerator;
  * or moved to a new address); {@link #reload()} re-reads the {@linkplain Builder#reloadSource reload
  * source}. The admin listener and the transport cannot change without a restart: such a config is
  * rejected.
+ *
+ * <p>The parts: {@link ClusterRegistry} (balancers, their meters and health probes),
+ * {@link Listeners} (sockets, protocol variants, retirement and drain), {@link AdminServer}; this
+ * class owns the event loops, composes the parts, and orders start, reload and shutdown.
  */
 public final class Gateway implements AutoCloseable {
 
@@ -94,39 +69,27 @@ public final class Gateway implements AutoCloseable {
     private volatile GatewayConfig config;
     private final Supplier<GatewayConfig> reloadSource;
     private final MeterRegistry registry;
+    /** True when the registry is the gateway's own (JVM binders go only there). */
+    private final boolean ownRegistry;
     private final Ticker ticker;
     private final RandomGenerator random;
     private final Transport transport;
-    /** One listening socket per worker (SO_REUSEPORT), see {@link #listen}. */
+    /** One listening socket per worker (SO_REUSEPORT). */
     private final boolean reusePort;
-    /** Replaced as a whole on reload (copy on write); readers on any thread see a consistent map. */
-    private volatile Map<String, ClusterBalancer> clusters = Map.of();
-    private final Map<String, RunningListener> listeners = new LinkedHashMap<>();
-    /** Listeners a reload moved or removed, draining until their connections are gone. */
-    private final List<RunningListener> retiring = new java.util.concurrent.CopyOnWriteArrayList<>();
     private volatile Phase phase = Phase.NEW;
     /** Serves the admin API only (the listeners accept on the workers). */
     private EventLoopGroup adminLoop;
     private EventLoopGroup workers;
     private CompletableFuture<Void> closeFuture;
-    private io.netty.channel.ChannelFuture admin;
-    private final Map<String, List<Meter>> clusterMeters = new HashMap<>();
-    /** True when the registry is the gateway's own (JVM binders go only there). */
-    private final boolean ownRegistry;
     private GatewayMetrics metrics;
-    private NettyHealthProbes probes;
-    /** Probing loops shared by all clusters: an address listed by several clusters with the same check is probed once. */
-    private final HealthCheckHub healthChecks = new HealthCheckHub();
-    private HostGauges hostGauges;
-    private ClusterEvents events;
-    private final long createdNanos;
-    private volatile long startedMillis;
+    private AccessLog accessLog;
+    private volatile ClusterRegistry clusters;
+    private volatile Listeners listeners;
+    private volatile AdminServer admin;
+    /** Ticker time when the gateway started serving; 0 before. */
+    private volatile long startedNanos;
     /** One line about the last reload (applied or rejected), for the status page; null before the first. */
     private volatile String lastReload;
-    /** Run when a host fails its health check or is ejected (written at start, read from event loops). */
-    private final List<java.util.function.Consumer<Host>> unavailableHooks = new java.util.concurrent.CopyOnWriteArrayList<>();
-    private AccessLog accessLog;
-    private final ChannelGroup adminChannels = new DefaultChannelGroup("sluice-admin", GlobalEventExecutor.INSTANCE);
 
     private Gateway(Builder b) {
         this.config = b.config;
@@ -142,7 +105,6 @@ public final class Gateway implements AutoCloseable {
             this.ownRegistry = b.registry == null;
         }
         this.ticker = b.ticker;
-        this.createdNanos = System.nanoTime();
         this.random = b.random;
         this.transport = Transport.select(config.transport());
         this.reusePort = config.transport().reusePort() && transport.reusePortOption() != null;
@@ -166,47 +128,30 @@ public final class Gateway implements AutoCloseable {
         adminLoop = transport.newGroup(1, "sluice-admin");
         workers = transport.newGroup(threads, "sluice-worker");
         CompletableFuture<Gateway> result = new CompletableFuture<>();
-        probes = new NettyHealthProbes(workers, transport);
-        hostGauges = new HostGauges(registry);
         accessLog = AccessLog.open(config.accessLog(), registry);
-        events = new ClusterEvents(registry, host -> {
-            for (java.util.function.Consumer<Host> hook : unavailableHooks) {
-                hook.accept(host);
-            }
-        });
         metrics = new GatewayMetrics(registry, config.admin().metrics(), ownRegistry && config.admin().metrics());
         metrics.configHash(configHash(config));
+        Listeners[] ls = new Listeners[1]; // the registry's host events reach the listeners built next
+        clusters = new ClusterRegistry(registry, metrics, workers, transport, ticker, random, host -> ls[0].hostUnavailable(host));
+        listeners = ls[0] = new Listeners(registry, metrics, workers, transport, config.transport(), reusePort, ticker,
+                accessLog, clusters, () -> phase == Phase.RUNNING);
         try {
-            Map<String, ClusterBalancer> built = new LinkedHashMap<>();
-            clusters = built; // filled here under the start lock; shutdown closes what was built if start fails
-            for (ClusterConfig c : config.clusters()) {
-                built.put(c.name(), newBalancer(c));
-            }
-            List<CompletableFuture<?>> binds = new ArrayList<>();
-            for (ListenerConfig l : config.listeners()) {
-                RunningListener rl = bind(l, false);
-                RouteTable table = RouteTable.compile(l.routes(), built);
-                attachMeters(rl, l, table);
-                rl.reconfigure.accept(l, table);
-                rl.startAccepting();
-                listeners.put(l.name(), rl);
-                binds.add(rl.sockets.bound());
-            }
+            Map<String, ClusterBalancer> built = clusters.start(config.clusters());
+            List<CompletableFuture<?>> binds = new ArrayList<>(listeners.start(config.listeners(), built));
             if (config.admin().enabled()) {
-                admin = bindAdmin();
-                binds.add(toCompletable(admin));
+                admin = new AdminServer(config.admin(), adminHandler());
+                binds.add(admin.bind(adminLoop, transport.serverChannel()));
             }
-            CompletableFuture<?>[] all = binds.toArray(CompletableFuture[]::new);
-            CompletableFuture.allOf(all).whenComplete((v, err) -> {
+            CompletableFuture.allOf(binds.toArray(CompletableFuture[]::new)).whenComplete((v, err) -> {
                 if (err != null) {
                     Throwable cause = err.getCause() != null ? err.getCause() : err;
                     shutdown().whenComplete((x, y) -> result.completeExceptionally(cause));
                 } else {
                     phase = Phase.RUNNING;
-                    startedMillis = System.currentTimeMillis();
+                    startedNanos = ticker.nanoTime();
                     log.info("sluice started: transport={} workers={}{} listeners={}{}", transport.label(), threads,
                             reusePort ? " reuse_port" : "",
-                            listeners.keySet(), admin == null ? "" : " admin=" + adminAddress());
+                            listeners.names(), admin == null ? "" : " admin=" + Sockets.format(adminAddress()));
                     result.complete(this);
                 }
             });
@@ -216,254 +161,24 @@ public final class Gateway implements AutoCloseable {
         return result;
     }
 
-    /** A balancer wired like every other (probes, state-change events, gauges). Caller holds the lock. */
-    private ClusterBalancer newBalancer(ClusterConfig c) {
-        LbContext ctx = new LbContext(new EventLoopScheduler(workers.next(), ticker), random)
-                .withProbes(this::countedProbe).withListener(events).withHealthChecks(healthChecks);
-        ClusterBalancer balancer = ClusterBalancer.create(c, ctx);
-        metrics.addCluster(balancer);
-        List<Meter> meters = new ArrayList<>();
-        meters.add(Gauge.builder("sluice.cluster.hosts.available", balancer,
-                        b -> b.hosts().stream().filter(Host::available).count())
-                .tags("cluster", c.name()).description("Hosts the balancer may pick (healthy, not ejected)")
-                .register(registry));
-        meters.add(Gauge.builder("sluice.cluster.hosts", balancer, b -> b.hosts().size())
-                .tags("cluster", c.name()).description("Hosts configured").register(registry));
-        meters.add(Gauge.builder("sluice.cluster.panic", balancer, b -> b.panicking() ? 1 : 0)
-                .tags("cluster", c.name()).description("1 while the cluster balances over all hosts").register(registry));
-        clusterMeters.put(c.name(), meters);
-        hostGauges.sync(balancer);
-        return balancer;
-    }
-
-    /** A health probe whose attempts count in {@code sluice.health_check.attempts}. */
-    private HealthProbe countedProbe(ClusterConfig c) {
-        HealthProbe p = probes.create(c);
-        if (p == null || !metrics.recording()) {
-            return p;
-        }
-        String name = c.name();
-        return (host, callback) -> {
-            ClusterMetrics cm = metrics.cluster(name);
-            (cm == null ? p : cm.countProbes(p)).probe(host, callback);
-        };
-    }
-
-    /** Removes the gauges of a cluster (they hold the balancer). Caller holds the lock. */
-    private void removeClusterGauges(String name) {
-        List<Meter> meters = clusterMeters.remove(name);
-        if (meters != null) {
-            meters.forEach(registry::remove);
-        }
-        hostGauges.remove(name);
-    }
-
-    /**
-     * Binds a data-path listener. It accepts on a worker loop, not a separate acceptor thread:
-     * handing each accepted connection from such a thread to a worker costs a thread switch per
-     * connection (a fifth of the gateway's CPU in a connection-churn run on one core). With one
-     * socket, the accepting loop still hands (N-1)/N of the connections to the other workers; with
-     * {@code transport.reuse_port} every worker has its own socket on the port and keeps what it accepts.
-     */
-    private ListenSockets listen(ListenerConfig l, ChannelInitializer<SocketChannel> pipeline, boolean accepting) {
-        ServerBootstrap template = new ServerBootstrap()
-                .channel(transport.serverChannel())
-                .option(ChannelOption.SO_BACKLOG, config.transport().backlog())
-                .option(ChannelOption.SO_REUSEADDR, true)
-                .option(ChannelOption.AUTO_READ, accepting) // a reload binds first and accepts once routes are in
-                // Netty's socket channels already enable TCP_NODELAY where they can (Linux, macOS, ...):
-                // setting it again costs one setsockopt per accepted connection (visible in churn runs)
-                .childOption(ChannelOption.TCP_NODELAY, !io.netty.util.internal.PlatformDependent.canEnableTcpNoDelayByDefault()
-                        ? Boolean.TRUE : null)
-                .childOption(ChannelOption.ALLOCATOR, Transport.allocator())
-                .childHandler(pipeline);
-        return ListenSockets.bind(template, workers, reusePort ? transport.reusePortOption() : null, l.address(), l.port());
-    }
-
-    /**
-     * Binds a listener with an empty route table ({@link RunningListener#reconfigure} swaps the real
-     * one in). {@code accepting} false: the socket listens but accepts nothing until
-     * {@link RunningListener#startAccepting} (a reload binds before it builds the new routes).
-     * The listener's meters are those of the running listener of the same name and protocol, if any.
-     */
-    private RunningListener bind(ListenerConfig l, boolean accepting) {
-        String protocol = l.protocol().jsonName();
-        ListenerMetrics lm = null;
-        RunningListener same = listeners.get(l.name());
-        if (same != null && same.config.protocol() == l.protocol()) {
-            lm = same.metrics;
-        }
-        for (RunningListener r : retiring) {
-            if (lm == null && r.config.name().equals(l.name()) && r.config.protocol() == l.protocol()) {
-                lm = r.metrics;
-            }
-        }
-        if (lm == null) {
-            lm = new ListenerMetrics(registry, l.name(), protocol, metrics.recording());
-        }
-        ChannelGroup channels = new DefaultChannelGroup("sluice-" + l.name(), GlobalEventExecutor.INSTANCE);
-        RouteTable empty = RouteTable.compile(List.of(), Map.of());
-        if (l.protocol() == Protocol.BOLT) {
-            BoltListenerContext ctx = new BoltListenerContext(l.name(), empty, l.bolt(), null, lm, workers, transport,
-                    ticker, metrics::upstreamConnectionHandler);
-            ctx.accessLog(accessLog);
-            return new RunningListener(l, lm, listen(l, new BoltServerInitializer(ctx, channels), accepting), channels,
-                    null, ctx::startDraining, ctx::closePools, ctx::upstreamConnections, (lc, table) -> {
-                        String d = lc.bolt().defaultCluster();
-                        ctx.update(table, lc.bolt(), d == null ? null : clusters.get(d));
-                    });
-        }
-        if (l.protocol() == Protocol.AUTO) {
-            return bindBoth(l, lm, channels, empty, accepting);
-        }
-        HttpListenerContext ctx = new HttpListenerContext(l.name(), empty, l.http(), lm, workers, transport, ticker,
-                metrics::cluster);
-        ctx.accessLog(accessLog);
-        java.util.function.Consumer<Host> hook = ctx::closeIdle;
-        unavailableHooks.add(hook);
-        return new RunningListener(l, lm, listen(l, new HttpServerInitializer(ctx, channels), accepting), channels,
-                hook, ctx::startDraining, ctx::closePools, ctx::idleUpstreamConnections,
-                (lc, table) -> ctx.update(table, lc.http()));
-    }
-
-    /**
-     * A listener with {@code "protocol": "auto"}: an HTTP and a Bolt listener context behind one
-     * socket, sharing its meters and connection group; {@link ProtocolDetector} picks the pipeline
-     * from each connection's first byte. A connection may stay silent up to the longer of the two
-     * idle timeouts before that byte.
-     */
-    private RunningListener bindBoth(ListenerConfig l, ListenerMetrics lm, ChannelGroup channels, RouteTable empty,
-                                     boolean accepting) {
-        HttpListenerContext http = new HttpListenerContext(l.name(), empty, l.http(), lm, workers, transport, ticker,
-                metrics::cluster);
-        http.accessLog(accessLog);
-        BoltListenerContext bolt = new BoltListenerContext(l.name(), empty, l.bolt(), null, lm, workers, transport,
-                ticker, metrics::upstreamConnectionHandler);
-        bolt.accessLog(accessLog);
-        HttpServerInitializer httpPipeline = new HttpServerInitializer(http, channels);
-        BoltServerInitializer boltPipeline = new BoltServerInitializer(bolt, channels);
-        java.util.concurrent.atomic.AtomicLong silence = new java.util.concurrent.atomic.AtomicLong(silenceNanos(l));
-        ChannelInitializer<SocketChannel> detect = new ChannelInitializer<>() {
-            @Override
-            protected void initChannel(SocketChannel ch) {
-                channels.add(ch);
-                io.netty.channel.ChannelHandler meter = lm.newConnectionHandler(http::draining);
-                if (meter != null) {
-                    ch.pipeline().addLast("meter", meter);
-                }
-                ch.pipeline().addLast("protocol-detector", new ProtocolDetector(c -> httpPipeline.configure(c, false),
-                        c -> boltPipeline.configure(c, false), silence::get, http::draining, lm));
-            }
-        };
-        java.util.function.Consumer<Host> hook = http::closeIdle;
-        unavailableHooks.add(hook);
-        return new RunningListener(l, lm, listen(l, detect, accepting), channels, hook,
-                () -> {
-                    http.startDraining();
-                    bolt.startDraining();
-                },
-                () -> {
-                    http.closePools();
-                    bolt.closePools();
-                },
-                () -> http.idleUpstreamConnections() + bolt.upstreamConnections(),
-                (lc, table) -> {
-                    silence.set(silenceNanos(lc));
-                    http.update(table, lc.http());
-                    String d = lc.bolt().defaultCluster();
-                    bolt.update(table, lc.bolt(), d == null ? null : clusters.get(d));
-                });
-    }
-
-    /** How long a connection to an auto listener may stay silent before its first byte: the longer idle timeout. */
-    private static long silenceNanos(ListenerConfig l) {
-        return Math.max(l.http().idleTimeout().toNanos(), l.bolt().idleTimeout().toNanos());
-    }
-
-    /** Gives the routes of {@code table} their meters (before the table is published). Caller holds the lock. */
-    private void attachMeters(RunningListener rl, ListenerConfig l, RouteTable table) {
-        rl.metrics.attach(table, metrics::cluster);
-        if (l.protocol() != Protocol.HTTP) {
-            String d = l.bolt().defaultCluster();
-            rl.metrics.defaultCluster(d == null ? null : metrics.cluster(d));
-        }
+    private AdminHandler adminHandler() {
+        return new AdminHandler(registry, this::clusters, () -> phase == Phase.RUNNING, this::config,
+                reloadSource == null ? null : () -> reload().summary(), AdminHandler.Status.of(() -> listeners.info(),
+                        () -> lastReload, this::configVersion, () -> startedNanos == 0 ? 0
+                                : TimeUnit.NANOSECONDS.toMillis(ticker.nanoTime() - startedNanos),
+                        () -> config.admin().metrics()));
     }
 
     private static int configHash(GatewayConfig c) {
-        java.util.zip.CRC32 crc = new java.util.zip.CRC32();
-        crc.update(ConfigJson.render(c).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        CRC32 crc = new CRC32();
+        crc.update(ConfigJson.render(c).getBytes(StandardCharsets.UTF_8));
         return (int) crc.getValue();
-    }
-
-    private io.netty.channel.ChannelFuture bindAdmin() {
-        AdminHandler handler = new AdminHandler(registry, this::clusters, () -> phase == Phase.RUNNING, this::config,
-                reloadSource == null ? null : () -> reload().summary(), new AdminHandler.Status() {
-                    @Override
-                    public List<AdminHandler.ListenerInfo> listeners() {
-                        return listenerInfo();
-                    }
-
-                    @Override
-                    public String lastReload() {
-                        return lastReload;
-                    }
-
-                    @Override
-                    public long configVersion() {
-                        return Gateway.this.configVersion();
-                    }
-
-                    @Override
-                    public long uptimeMillis() {
-                        long t = startedMillis;
-                        return t == 0 ? 0 : System.currentTimeMillis() - t;
-                    }
-
-                    @Override
-                    public boolean metricsOn() {
-                        return config.admin().metrics();
-                    }
-                });
-        ServerBootstrap b = new ServerBootstrap()
-                .group(adminLoop) // not the workers: the admin API answers even when the data path is saturated
-                .channel(transport.serverChannel())
-                .option(ChannelOption.SO_REUSEADDR, true)
-                .childHandler(new ChannelInitializer<SocketChannel>() {
-                    @Override
-                    protected void initChannel(SocketChannel ch) {
-                        adminChannels.add(ch);
-                        ch.pipeline().addLast(new HttpServerCodec(), new HttpObjectAggregator(64 * 1024), handler);
-                    }
-                });
-        return b.bind(config.admin().address(), config.admin().port());
-    }
-
-    /** Listeners for the status page: running ones, then those draining after a reload. */
-    private List<AdminHandler.ListenerInfo> listenerInfo() {
-        List<AdminHandler.ListenerInfo> out = new ArrayList<>();
-        for (RunningListener l : allListeners()) {
-            out.add(new AdminHandler.ListenerInfo(l.config.name(), l.config.protocol().jsonName(),
-                    boundAddress(l), l.channels.size(), l.metrics.activeRequests(), retiring.contains(l)));
-        }
-        return out;
     }
 
     /** The bound address of the admin API, or null when it is disabled. */
     public InetSocketAddress adminAddress() {
-        return admin == null ? null : (InetSocketAddress) admin.channel().localAddress();
-    }
-
-    private static CompletableFuture<Channel> toCompletable(io.netty.channel.ChannelFuture f) {
-        CompletableFuture<Channel> c = new CompletableFuture<>();
-        f.addListener(x -> {
-            if (x.isSuccess()) {
-                c.complete(f.channel());
-            } else {
-                c.completeExceptionally(new java.io.IOException("cannot bind " + f.channel().localAddress()
-                        + ": " + x.cause().getMessage(), x.cause()));
-            }
-        });
-        return c;
+        AdminServer a = admin;
+        return a == null ? null : a.address();
     }
 
     /** The running configuration. */
@@ -484,6 +199,18 @@ public final class Gateway implements AutoCloseable {
      * @throws IllegalStateException if the gateway has no reload source or is not running
      */
     public ReloadResult reload() {
+        return reload(null, null);
+    }
+
+    /**
+     * {@link #reload()} whose log lines name what asked for it, so that a CLI prints one line per
+     * reload: {@code SIGHUP: reloaded FILE: config version 2: ...} or {@code SIGHUP: invalid config
+     * FILE, the running config stays (version 1): $.clusters[0]...}.
+     *
+     * @param trigger {@code SIGHUP}, {@code config file changed}; null: the plain lines
+     * @param source  what was read, e.g. the file name
+     */
+    ReloadResult reload(String trigger, String source) {
         if (reloadSource == null) {
             throw new IllegalStateException("this gateway has no reload source: it was configured in code"
                     + " (embedded, or the jar's demo mode without -c); call Gateway.reload(GatewayConfig)");
@@ -493,10 +220,10 @@ public final class Gateway implements AutoCloseable {
         try {
             next = reloadSource.get();
         } catch (ConfigException e) {
-            rejected(e);
+            rejected(e, trigger, source);
             throw e;
         }
-        return reload(next);
+        return apply(next, trigger, source);
     }
 
     /**
@@ -529,253 +256,69 @@ public final class Gateway implements AutoCloseable {
      * @throws ConfigException       if the config cannot be applied (nothing changed)
      * @throws IllegalStateException if the gateway is not running
      */
-    public synchronized ReloadResult reload(GatewayConfig newConfig) {
+    public ReloadResult reload(GatewayConfig newConfig) {
+        return apply(newConfig, null, null);
+    }
+
+    private synchronized ReloadResult apply(GatewayConfig newConfig, String trigger, String source) {
         Objects.requireNonNull(newConfig, "newConfig");
         checkRunning();
-        Map<String, RunningListener> bound;
+        Listeners.Staged staged;
         try {
             checkReloadable(newConfig);
-            bound = bindChanged(newConfig);
+            staged = listeners.stage(newConfig.listeners());
         } catch (ConfigException e) {
-            rejected(e);
+            rejected(e, trigger, source);
             throw e;
         }
         GatewayConfig old = config;
-        Map<String, ClusterBalancer> running = clusters;
-        Map<String, ClusterBalancer> next = new LinkedHashMap<>();
-        List<String> added = new ArrayList<>();
-        List<String> updated = new ArrayList<>();
-        List<ClusterBalancer> retired = new ArrayList<>();
-        for (ClusterConfig c : newConfig.clusters()) {
-            ClusterBalancer b = running.get(c.name());
-            if (b == null) {
-                next.put(c.name(), newBalancer(c));
-                added.add(c.name());
-            } else if (b.config().equals(c)) {
-                next.put(c.name(), b);
-            } else if (b.config().protocol() != c.protocol()) {
-                retired.add(b);
-                removeClusterGauges(c.name());
-                next.put(c.name(), newBalancer(c));
-                updated.add(c.name());
-            } else {
-                b.update(c);
-                hostGauges.sync(b);
-                next.put(c.name(), b);
-                updated.add(c.name());
-            }
-        }
-        List<String> removed = new ArrayList<>();
-        for (ClusterBalancer b : running.values()) {
-            if (!next.containsKey(b.name())) {
-                retired.add(b);
-                removed.add(b.name());
-            }
-        }
-        Map<String, ClusterBalancer> published = Collections.unmodifiableMap(next);
-        // compile every table before swapping any (compile only fails on a bug: the config validated its clusters)
-        Map<String, RouteTable> tables = new HashMap<>();
-        for (ListenerConfig l : newConfig.listeners()) {
-            tables.put(l.name(), RouteTable.compile(l.routes(), published));
-        }
-        clusters = published;
-        List<String> changedListeners = new ArrayList<>();
-        List<RunningListener> toRetire = new ArrayList<>();
-        Map<String, RunningListener> nextListeners = new LinkedHashMap<>();
-        for (ListenerConfig l : newConfig.listeners()) {
-            RouteTable table = tables.get(l.name());
-            RunningListener was = listeners.get(l.name());
-            RunningListener rl = bound.get(l.name());
-            if (rl != null) {
-                attachMeters(rl, l, table);
-                rl.reconfigure.accept(l, table);
-                rl.startAccepting();
-                if (was != null) {
-                    toRetire.add(was);
-                    if (was.config.protocol() == l.protocol()) {
-                        was.reconfigure.accept(l, table); // its kept-alive connections see the new routes too
-                    }
-                }
-                changedListeners.add(l.name());
-            } else {
-                attachMeters(was, l, table);
-                was.reconfigure.accept(l, table);
-                if (!was.config.equals(l)) {
-                    changedListeners.add(l.name());
-                }
-                rl = was.withConfig(l);
-            }
-            nextListeners.put(l.name(), rl);
-        }
-        List<String> removedListeners = new ArrayList<>();
-        for (RunningListener rl : listeners.values()) {
-            if (!nextListeners.containsKey(rl.config.name())) {
-                toRetire.add(rl);
-                removedListeners.add(rl.config.name());
-            }
-        }
-        listeners.clear();
-        listeners.putAll(nextListeners);
-        for (RunningListener rl : toRetire) {
-            retire(rl, newConfig.drainTimeout());
-        }
+        ClusterRegistry.Update clustersChanged = clusters.update(newConfig.clusters());
+        Listeners.Applied listenersChanged = listeners.apply(staged, newConfig.listeners(), clustersChanged.clusters,
+                newConfig.drainTimeout());
         // no route references a retired balancer any more; in-flight requests keep their host and finish
-        for (ClusterBalancer b : retired) {
-            b.close();
-        }
-        for (String name : removed) {
-            removeClusterGauges(name);
-            metrics.removeCluster(name);
-            for (Meter m : registry.getMeters()) {
-                String n = m.getId().getName();
-                if ((n.startsWith("sluice.cluster.") || n.startsWith("sluice.upstream.") || n.startsWith("sluice.health_check."))
-                        && name.equals(m.getId().getTag("cluster"))) {
-                    registry.remove(m);
-                }
-            }
-        }
+        clustersChanged.finish();
         config = newConfig;
         long version = metrics.version() + 1;
         metrics.reloaded(version, configHash(newConfig));
-        ReloadResult result = new ReloadResult(version, added, removed, updated, changedListeners);
+        ReloadResult result = new ReloadResult(version, clustersChanged.added, clustersChanged.removed,
+                clustersChanged.updated, listenersChanged.changed());
         StringBuilder extra = new StringBuilder();
-        if (!bound.isEmpty()) {
+        if (!listenersChanged.listening().isEmpty()) {
             extra.append("; listening on");
-            bound.forEach((n, rl) -> extra.append(' ').append(n).append('=').append(boundAddress(rl)));
+            listenersChanged.listening().forEach(l -> extra.append(' ').append(l));
         }
-        if (!removedListeners.isEmpty()) {
-            extra.append("; listeners removed ").append(removedListeners);
+        if (!listenersChanged.removed().isEmpty()) {
+            extra.append("; listeners removed ").append(listenersChanged.removed());
         }
         if (!old.drainTimeout().equals(newConfig.drainTimeout())) {
             extra.append("; drain_timeout ").append(newConfig.drainTimeout());
         }
-        log.info("config reloaded: {}{}", result.summary(), extra);
-        lastReload = java.time.Instant.now() + " applied: " + result.summary() + extra;
+        if (trigger == null) {
+            log.info("config reloaded: {}{}", result.summary(), extra);
+        } else {
+            log.info("{}: reloaded {}: {}{}", trigger, source, result.summary(), extra);
+        }
+        lastReload = Instant.now() + " applied: " + result.summary() + extra;
         return result;
-    }
-
-    /**
-     * Binds the listeners of {@code next} that are new or whose address, port or protocol changed
-     * (not accepting yet). If one cannot bind, closes those bound and throws a {@link ConfigException}
-     * naming its path. Caller holds the lock.
-     */
-    private Map<String, RunningListener> bindChanged(GatewayConfig next) {
-        Map<String, RunningListener> bound = new LinkedHashMap<>();
-        for (int i = 0; i < next.listeners().size(); i++) {
-            ListenerConfig l = next.listeners().get(i);
-            RunningListener r = listeners.get(l.name());
-            if (r != null && r.config.protocol() == l.protocol() && r.config.address().equals(l.address())
-                    && r.config.port() == l.port()) {
-                continue;
-            }
-            RunningListener rl = bind(l, false);
-            bound.put(l.name(), rl);
-            Throwable failed = rl.sockets.awaitBound();
-            if (failed != null) {
-                for (RunningListener b : bound.values()) {
-                    unbind(b);
-                }
-                String why = failed.getMessage() == null ? "bind failed" : failed.getMessage();
-                throw new ConfigException("$.listeners[" + i + "].port", l.port(), "an address and port this gateway can bind (binding "
-                        + l.address() + ":" + l.port() + " failed: " + why + ")");
-            }
-        }
-        return bound;
-    }
-
-    /** Undoes {@link #bind} of a listener that never accepted. */
-    private void unbind(RunningListener rl) {
-        rl.sockets.close();
-        if (rl.hook != null) {
-            unavailableHooks.remove(rl.hook);
-        }
-        rl.closePools.run();
-        if (!metricsInUse(rl.metrics, rl)) {
-            rl.metrics.close();
-        }
-    }
-
-    private boolean metricsInUse(ListenerMetrics m, RunningListener except) {
-        for (RunningListener r : listeners.values()) {
-            if (r != except && r.metrics == m) {
-                return true;
-            }
-        }
-        for (RunningListener r : retiring) {
-            if (r != except && r.metrics == m) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /**
-     * Stops a listener a reload moved or removed: no more accepts, its connections are asked to
-     * close (HTTP after their current response, Bolt once their pending requests are answered),
-     * and whatever is still open at the drain timeout is closed. Caller holds the lock.
-     */
-    private void retire(RunningListener rl, java.time.Duration drainTimeout) {
-        String address = boundAddress(rl);
-        rl.sockets.close();
-        rl.startDraining.run();
-        if (rl.hook != null) {
-            unavailableHooks.remove(rl.hook);
-        }
-        retiring.add(rl);
-        rl.channels.forEach(ch -> ch.pipeline().fireUserEventTriggered(DrainEvent.INSTANCE));
-        log.info("listener {} stopped accepting on {}; draining {} connection(s)", rl.config.name(), address,
-                rl.channels.size());
-        awaitRetired(rl, address, ticker.nanoTime() + drainTimeout.toNanos());
-    }
-
-    private void awaitRetired(RunningListener rl, String address, long deadline) {
-        if (phase != Phase.RUNNING) {
-            return; // shutdown drains it with everything else
-        }
-        boolean empty = rl.channels.isEmpty();
-        if (!empty && ticker.nanoTime() - deadline < 0) {
-            GlobalEventExecutor.INSTANCE.schedule(() -> awaitRetired(rl, address, deadline), 20, TimeUnit.MILLISECONDS);
-            return;
-        }
-        int left = rl.channels.size();
-        rl.channels.close().addListener(f -> {
-            synchronized (this) {
-                if (!retiring.remove(rl)) {
-                    return;
-                }
-                rl.closePools.run();
-                if (!metricsInUse(rl.metrics, rl)) {
-                    rl.metrics.close();
-                }
-            }
-            if (left > 0) {
-                log.warn("listener {} on {}: drain timeout, closed {} connection(s)", rl.config.name(), address, left);
-            } else {
-                log.info("listener {} on {} drained", rl.config.name(), address);
-            }
-        });
-    }
-
-    private static String boundAddress(RunningListener rl) {
-        java.net.SocketAddress a = rl.sockets.localAddress();
-        if (a instanceof InetSocketAddress i) {
-            return i.getHostString() + ":" + i.getPort();
-        }
-        return rl.config.address() + ":" + rl.config.port();
     }
 
     private void checkRunning() {
         if (phase != Phase.RUNNING) {
-            throw new IllegalStateException("cannot reload: the gateway is " + phase.name().toLowerCase(java.util.Locale.ROOT));
+            throw new IllegalStateException("cannot reload: the gateway is " + phase.name().toLowerCase(Locale.ROOT));
         }
     }
 
-    private void rejected(ConfigException e) {
+    private void rejected(ConfigException e, String trigger, String source) {
         if (metrics != null) {
             metrics.reloadRejected();
         }
-        log.warn("config reload rejected, version {} keeps running: {}", configVersion(), e.getMessage());
-        lastReload = java.time.Instant.now() + " rejected (version " + configVersion() + " keeps running): " + e.getMessage();
+        if (trigger == null) {
+            log.warn("config reload rejected, version {} keeps running: {}", configVersion(), e.getMessage());
+        } else {
+            log.warn("{}: invalid config {}, the running config stays (version {}): {}", trigger, source, configVersion(),
+                    e.getMessage());
+        }
+        lastReload = Instant.now() + " rejected (version " + configVersion() + " keeps running): " + e.getMessage();
     }
 
     /**
@@ -784,22 +327,27 @@ public final class Gateway implements AutoCloseable {
      */
     private void checkReloadable(GatewayConfig next) {
         GatewayConfig cur = config;
-        for (int i = 0; i < next.listeners().size(); i++) {
-            ListenerConfig l = next.listeners().get(i);
-            RunningListener r = listeners.get(l.name());
-            if (r != null && r.config.protocol() != l.protocol() && r.config.address().equals(l.address())
-                    && r.config.port() == l.port() && l.port() != 0) {
-                throw new ConfigException("$.listeners[" + i + "].protocol", l.protocol().jsonName(),
-                        "the running " + r.config.protocol().jsonName()
-                                + " while the listener keeps its port (give it a new port, or restart)");
-            }
-        }
+        listeners.checkReloadable(next.listeners());
         if (!cur.admin().equals(next.admin())) {
-            throw new ConfigException("$.admin", next.admin(), "the running " + cur.admin() + " (changing the admin listener needs a restart)");
+            throw new ConfigException("$.admin", describe(next.admin()), "the running " + describe(cur.admin())
+                    + " (changing the admin listener needs a restart)");
         }
         if (!cur.transport().equals(next.transport())) {
-            throw new ConfigException("$.transport", next.transport(), "the running " + cur.transport() + " (changing the transport needs a restart)");
+            throw new ConfigException("$.transport", describe(next.transport()), "the running " + describe(cur.transport())
+                    + " (changing the transport needs a restart)");
         }
+    }
+
+    /** {@code admin on 127.0.0.1:34901}, {@code admin on 127.0.0.1:0 with metrics off}, {@code no admin listener}. */
+    static String describe(AdminConfig a) {
+        return !a.enabled() ? "no admin listener"
+                : "admin on " + Sockets.hostPort(a.address(), a.port()) + (a.metrics() ? "" : " with metrics off");
+    }
+
+    /** {@code transport auto, worker threads 0 (one per core), backlog 1024, reuse_port off}. */
+    static String describe(TransportConfig t) {
+        return "transport " + t.type() + ", worker threads " + t.workerThreads() + (t.workerThreads() == 0 ? " (one per core)" : "")
+                + ", backlog " + t.backlog() + ", reuse_port " + (t.reusePort() ? "on" : "off");
     }
 
     public MeterRegistry meterRegistry() {
@@ -813,8 +361,11 @@ public final class Gateway implements AutoCloseable {
 
     /** The bound address of a listener (useful with port 0). */
     public InetSocketAddress address(String listener) {
-        RunningListener l = Objects.requireNonNull(listeners.get(listener), () -> "no listener " + listener);
-        return (InetSocketAddress) l.sockets.localAddress();
+        Listeners ls = listeners;
+        if (ls == null) {
+            throw new NullPointerException("no listener " + listener);
+        }
+        return ls.address(listener);
     }
 
     public int port(String listener) {
@@ -823,23 +374,19 @@ public final class Gateway implements AutoCloseable {
 
     /** The balancer of a cluster (hosts, health, picks), or null. */
     public ClusterBalancer cluster(String name) {
-        return clusters.get(name);
+        ClusterRegistry c = clusters;
+        return c == null ? null : c.get(name);
     }
 
     public Map<String, ClusterBalancer> clusters() {
-        return Collections.unmodifiableMap(clusters);
+        ClusterRegistry c = clusters;
+        return c == null ? Map.of() : Collections.unmodifiableMap(c.current());
     }
 
     /** Requests in flight on all listeners. */
     public int activeRequests() {
-        java.util.Set<ListenerMetrics> seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
-        int n = 0;
-        for (RunningListener l : allListeners()) {
-            if (seen.add(l.metrics)) {
-                n += l.metrics.activeRequests();
-            }
-        }
-        return n;
+        Listeners ls = listeners;
+        return ls == null ? 0 : ls.activeRequests();
     }
 
     /**
@@ -847,7 +394,7 @@ public final class Gateway implements AutoCloseable {
      * parked keep-alive ones; Bolt, the open multiplexed ones.
      */
     public int idleUpstreamConnections(String listener) {
-        return listeners.get(listener).upstreamConnections.getAsInt();
+        return listeners.upstreamConnections(listener);
     }
 
     /**
@@ -860,92 +407,32 @@ public final class Gateway implements AutoCloseable {
         }
         closeFuture = new CompletableFuture<>();
         phase = Phase.DRAINING;
-        for (RunningListener l : allListeners()) {
-            l.startDraining.run();
-            l.sockets.close();
-            l.channels.forEach(ch -> ch.pipeline().fireUserEventTriggered(DrainEvent.INSTANCE));
-        }
-        long deadline = ticker.nanoTime() + config.drainTimeout().toNanos();
         if (workers == null) {
-            finishClose();
+            closeResources();
         } else {
-            awaitDrained(deadline, hasBoltListener(), 0);
+            listeners.drain(config.drainTimeout()).whenComplete((v, e) -> finishClose());
         }
         return closeFuture;
     }
 
-    /**
-     * @param bolt        whether a Bolt listener runs (its connections linger briefly after their last answer)
-     * @param lingerUntil 0, or once nothing is in flight, the {@link System#nanoTime()} until which Bolt
-     *                    connections may linger (real time: a test's manual ticker must not stall the shutdown)
-     */
-    private void awaitDrained(long deadline, boolean bolt, long lingerUntil) {
-        long now = ticker.nanoTime();
-        boolean timedOut = now - deadline >= 0 || workers.isShuttingDown();
-        if (activeRequests() == 0 || timedOut) {
-            if (activeRequests() > 0) {
-                log.warn("drain timeout: closing {} request(s) still in flight", activeRequests());
-            } else if (!timedOut && bolt) {
-                // Bolt connections close themselves DRAIN_LINGER after their last answer; closing them
-                // sooner would race the bolt client's delivery of that answer
-                long real = System.nanoTime();
-                if (lingerUntil == 0) {
-                    lingerUntil = real + io.sluice.server.bolt.BoltListenerContext.DRAIN_LINGER.toNanos()
-                            + TimeUnit.MILLISECONDS.toNanos(20);
-                }
-                if (real - lingerUntil < 0) {
-                    long until = lingerUntil;
-                    GlobalEventExecutor.INSTANCE.schedule(() -> awaitDrained(deadline, bolt, until), 10, TimeUnit.MILLISECONDS);
-                    return;
-                }
-            }
-            finishClose();
-            return;
-        }
-        GlobalEventExecutor.INSTANCE.schedule(() -> awaitDrained(deadline, bolt, 0), 10, TimeUnit.MILLISECONDS);
-    }
-
-    private boolean hasBoltListener() {
-        for (RunningListener l : listeners.values()) {
-            if (l.config().protocol() != Protocol.HTTP) {
-                return true;
-            }
-        }
-        return false;
-    }
-
     private void finishClose() {
         // never block here: this may run on the GlobalEventExecutor, which also completes the group future
-        if (admin != null) {
-            admin.channel().close();
-            adminChannels.close();
+        AdminServer a = admin;
+        if (a != null) {
+            a.close();
         }
-        List<CompletableFuture<Void>> closing = new ArrayList<>();
-        for (RunningListener l : allListeners()) {
-            CompletableFuture<Void> c = new CompletableFuture<>();
-            l.channels.close().addListener(f -> c.complete(null));
-            closing.add(c);
-        }
-        CompletableFuture.allOf(closing.toArray(CompletableFuture[]::new)).whenComplete((v, e) -> closeResources());
+        listeners.closeAll().whenComplete((v, e) -> closeResources());
     }
 
     private void closeResources() {
         try {
-            java.util.Set<ListenerMetrics> closed = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
-            for (RunningListener l : allListeners()) {
-                l.closePools.run();
-                if (closed.add(l.metrics)) {
-                    l.metrics.close();
-                }
+            if (listeners != null) {
+                listeners.closeResources();
             }
             synchronized (this) {
-                for (ClusterBalancer c : clusters.values()) {
-                    c.close();
+                if (clusters != null) {
+                    clusters.close();
                 }
-                for (List<Meter> ms : clusterMeters.values()) {
-                    ms.forEach(registry::remove);
-                }
-                clusterMeters.clear();
                 if (metrics != null) {
                     metrics.close();
                 }
@@ -960,7 +447,9 @@ public final class Gateway implements AutoCloseable {
         CompletableFuture<?> w = workers == null ? CompletableFuture.completedFuture(null) : toFuture(workers);
         CompletableFuture.allOf(b, w).whenComplete((v, e) -> {
             phase = Phase.CLOSED;
-            log.info("sluice stopped");
+            if (startedNanos != 0) { // a start that failed is reported by whoever started it
+                log.info("sluice stopped");
+            }
             closeFuture.complete(null);
         });
     }
@@ -975,33 +464,6 @@ public final class Gateway implements AutoCloseable {
     @Override
     public void close() {
         shutdown().join();
-    }
-
-    /**
-     * @param reconfigure swaps in a listener config's options and its route table (compiled against the running clusters)
-     */
-    private record RunningListener(ListenerConfig config, ListenerMetrics metrics,
-                                   ListenSockets sockets, ChannelGroup channels,
-                                   java.util.function.Consumer<Host> hook, Runnable startDraining,
-                                   Runnable closePools, IntSupplier upstreamConnections,
-                                   BiConsumer<ListenerConfig, RouteTable> reconfigure) {
-
-        RunningListener withConfig(ListenerConfig c) {
-            return new RunningListener(c, metrics, sockets, channels, hook, startDraining, closePools,
-                    upstreamConnections, reconfigure);
-        }
-
-        /** The sockets start accepting connections (they were bound with auto-read off). */
-        void startAccepting() {
-            sockets.startAccepting();
-        }
-    }
-
-    /** Running and retiring listeners; a snapshot. */
-    private synchronized List<RunningListener> allListeners() {
-        List<RunningListener> all = new ArrayList<>(listeners.values());
-        all.addAll(retiring);
-        return all;
     }
 
     /** Builds a {@link Gateway}. Only {@link #config} is required. */

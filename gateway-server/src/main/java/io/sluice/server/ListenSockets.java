@@ -7,6 +7,7 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutor;
+import io.sluice.server.transport.Sockets;
 
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
@@ -29,7 +30,11 @@ final class ListenSockets {
     /** Set by {@link #startAccepting}; sockets bound after it accept as soon as they listen. */
     private volatile boolean accepting;
 
-    private ListenSockets() {
+    /** Names the listener in bind failures ({@code listener web}). */
+    private final String what;
+
+    private ListenSockets(String what) {
+        this.what = what;
     }
 
     /**
@@ -38,8 +43,8 @@ final class ListenSockets {
      * to an ephemeral port and the others to the same one.
      */
     static ListenSockets bind(ServerBootstrap template, EventLoopGroup workers, ChannelOption<Boolean> reusePort,
-                              String host, int port) {
-        ListenSockets s = new ListenSockets();
+                              String host, int port, String what) {
+        ListenSockets s = new ListenSockets(what);
         if (reusePort == null) {
             s.bindOne(template.clone().group(workers, workers), host, port, () -> s.bound.complete(null));
             return s;
@@ -72,7 +77,7 @@ final class ListenSockets {
         f.addListener(x -> {
             if (!x.isSuccess()) {
                 close();
-                bound.completeExceptionally(x.cause());
+                bound.completeExceptionally(Sockets.bindFailure(what, host, port, x.cause()));
             } else if (closed) {
                 f.channel().close();
                 bound.completeExceptionally(new IllegalStateException("listener closed while binding"));

@@ -40,7 +40,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * The standalone gateway: {@code java -jar sluice.jar [start] [-c FILE] [--watch] [--check] [--http-port N] [--bolt-port N] [--admin-port N]}.
+ * The standalone gateway: {@code java -jar sluice.jar [start] [-c FILE] [--watch] [--check] [--http-port N] [--bolt-port N] [--admin-port N] [--version]}.
  *
  * <p>Without {@code -c} it runs the embedded default: three demo HTTP backends in this process
  * (weights 1:2:3, free loopback ports) behind a listener on 127.0.0.1:2046. With {@code -c} it
@@ -50,8 +50,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * {@code --watch} (or {@code watch_config} in the file) polls the {@code -c} file and reloads it
  * the same way when its content changes.
  *
- * <p>Exit codes: 0 clean stop (or a config that passed {@code --check}), 1 runtime failure (for
- * example a port already in use), 2 invalid config or command line.
+ * <p>Exit codes: 0 clean stop (or a config that passed {@code --check}, {@code --help},
+ * {@code --version}), 1 runtime failure (for example a port already in use: the message names the
+ * address and port), 2 invalid config or command line (the port flags with {@code -c} included:
+ * the file sets its ports).
  */
 public final class Main {
 
@@ -66,6 +68,7 @@ public final class Main {
 
     private static final String USAGE = """
             usage: sluice [start] [-c FILE] [--watch] [--check] [--http-port N] [--bolt-port N] [--admin-port N]
+                          [--version] [--help]
               (no -c)          run the embedded default: 3 demo backends (weights 1:2:3) behind http://127.0.0.1:2046/
               -c, --config F   run the gateway described by the JSON file F (native or MOSN format)
               --watch          reload the -c file when it changes (polls it; see watch_config in docs/config.md)
@@ -73,6 +76,9 @@ public final class Main {
               --http-port N    port of the default config's HTTP listener (default 2046; 0 = any free port)
               --bolt-port N    port of the default config's Bolt listener (default 12200; 0 = any free port)
               --admin-port N   port of the default config's admin API (default 34901; 0 = any free port)
+                               (the three port flags are for the embedded default only: with -c they are
+                               an error, the file sets its ports)
+              -V, --version    print the version and exit
               -h, --help       this text
             exit codes: 0 ok, 1 runtime failure, 2 invalid config or arguments
             """;
@@ -100,7 +106,8 @@ public final class Main {
     }
 
     /** Parsed command line. */
-    record Options(Path config, boolean check, int httpPort, int boltPort, int adminPort, boolean help, boolean watch) {
+    record Options(Path config, boolean check, int httpPort, int boltPort, int adminPort, boolean help, boolean watch,
+                   boolean version) {
     }
 
     static Options parse(String[] args) {
@@ -108,6 +115,8 @@ public final class Main {
         boolean check = false;
         boolean help = false;
         boolean watch = false;
+        boolean version = false;
+        List<String> portFlags = new ArrayList<>();
         int httpPort = DEFAULT_HTTP_PORT;
         int adminPort = AdminConfig.DEFAULT_PORT;
         int boltPort = DEFAULT_BOLT_PORT;
@@ -128,9 +137,19 @@ public final class Main {
                 case "--check" -> check = true;
                 case "--watch" -> watch = true;
                 case "-h", "--help" -> help = true;
-                case "--http-port" -> httpPort = port(args, ++i, a);
-                case "--admin-port" -> adminPort = port(args, ++i, a);
-                case "--bolt-port" -> boltPort = port(args, ++i, a);
+                case "-V", "--version" -> version = true;
+                case "--http-port" -> {
+                    httpPort = port(args, ++i, a);
+                    portFlags.add(a);
+                }
+                case "--admin-port" -> {
+                    adminPort = port(args, ++i, a);
+                    portFlags.add(a);
+                }
+                case "--bolt-port" -> {
+                    boltPort = port(args, ++i, a);
+                    portFlags.add(a);
+                }
                 default -> {
                     if (a.startsWith("--config=")) {
                         config = Path.of(a.substring("--config=".length()));
@@ -140,7 +159,32 @@ public final class Main {
                 }
             }
         }
-        return new Options(config, check, httpPort, boltPort, adminPort, help, watch);
+        if (config != null && !portFlags.isEmpty()) {
+            throw new IllegalArgumentException(String.join(", ", portFlags) + " set ports of the embedded default config;"
+                    + " with -c the file sets its ports (edit it, or drop -c)");
+        }
+        return new Options(config, check, httpPort, boltPort, adminPort, help, watch, version);
+    }
+
+    /**
+     * The version: the jar manifest's {@code Implementation-Version} (the shaded jar), else the
+     * Maven {@code pom.properties} packaged with gateway-server, else {@code "unknown"}.
+     */
+    static String version() {
+        String v = Main.class.getPackage().getImplementationVersion();
+        if (v != null) {
+            return v;
+        }
+        try (java.io.InputStream in = Main.class.getResourceAsStream("/META-INF/maven/io.sluice/gateway-server/pom.properties")) {
+            if (in != null) {
+                java.util.Properties p = new java.util.Properties();
+                p.load(in);
+                return p.getProperty("version", "unknown");
+            }
+        } catch (java.io.IOException e) {
+            // unknown
+        }
+        return "unknown";
     }
 
     private static int port(String[] args, int i, String option) {
@@ -170,6 +214,10 @@ public final class Main {
         }
         if (o.help()) {
             out.print(USAGE);
+            return EXIT_OK;
+        }
+        if (o.version()) {
+            out.println("sluice " + version());
             return EXIT_OK;
         }
         GatewayConfig config;
@@ -241,8 +289,8 @@ public final class Main {
             return EXIT_USAGE;
         } catch (CompletionException | InterruptedException e) {
             Throwable cause = e.getCause() != null ? e.getCause() : e;
-            String why = cause instanceof BindException ? "cannot listen (" + cause.getMessage()
-                    + "): is another process using the port?" : String.valueOf(cause);
+            String why = cause instanceof BindException ? cause.getMessage() + " (is another process using the port?)"
+                    : String.valueOf(cause);
             err.println("sluice: failed to start: " + why);
             stopDemo(demo, demoGroup, demoBolt);
             return EXIT_FAILURE;
@@ -280,7 +328,7 @@ public final class Main {
             err.println("sluice: stopped");
             stopped.countDown();
         };
-        Signals.onTermination(stop);
+        boolean ctrlC = Signals.onTermination(stop);
         Path configFile = o.config();
         Signals.onHangup(() -> reloadOnHangup(gateway, configFile, err));
         Thread hook = new Thread(stop, "sluice-shutdown");
@@ -288,7 +336,7 @@ public final class Main {
         // the banner last: whoever reads it may signal at once, and the handlers must be in place
         WatchConfig wc = gateway.config().watchConfig();
         boolean watching = o.config() != null && (o.watch() || wc.enabled());
-        out.print(banner(gateway, source, !demo.isEmpty(), watching ? DurationFormat.format(wc.interval()) : null));
+        out.print(banner(gateway, source, !demo.isEmpty(), watching ? DurationFormat.format(wc.interval()) : null, ctrlC));
         out.flush();
         try {
             stopped.await();
@@ -308,17 +356,17 @@ public final class Main {
     }
 
     /**
-     * Reloads the -c file through {@link Gateway#reload()} (which validates it completely, counts
-     * {@code sluice.config.reloads{result}} and logs its line) and prints one line with the outcome.
+     * Reloads the -c file through {@link Gateway#reload()}, which validates it completely, counts
+     * {@code sluice.config.reloads{result}} and logs the one line about the outcome (with the trigger
+     * and the file); only a failure that is not a config error is printed here.
      *
      * @param trigger what asked for it: {@code SIGHUP}, {@code config file changed}
      */
     static void reloadFile(Gateway gateway, Path file, PrintStream err, String trigger) {
         try {
-            ReloadResult r = gateway.reload();
-            err.println("sluice: " + trigger + ": reloaded " + file + ": " + r.summary());
+            gateway.reload(trigger, file.toString()); // logs "TRIGGER: reloaded FILE: ..." itself
         } catch (ConfigException e) {
-            err.println("sluice: " + trigger + ": invalid config " + file + ", the running config stays: " + e.getMessage());
+            // logged by the gateway: "TRIGGER: invalid config FILE, the running config stays (version N): ..."
         } catch (RuntimeException e) {
             err.println("sluice: " + trigger + ": reload of " + file + " failed, the running config stays: " + e);
         }
@@ -370,7 +418,8 @@ public final class Main {
     }
 
     /** @param watchInterval how often the -c file is polled, or null when it is not watched */
-    static String banner(Gateway gw, String source, boolean demo, String watchInterval) {
+    /** @param ctrlC whether SIGINT stops the gateway (false when it was ignored at start: the banner says so) */
+    static String banner(Gateway gw, String source, boolean demo, String watchInterval, boolean ctrlC) {
         StringBuilder sb = new StringBuilder();
         sb.append("sluice is running (").append(source).append(", transport ").append(gw.transport()).append(")\n");
         String firstHttp = null;
@@ -385,8 +434,7 @@ public final class Main {
             }
         }
         if (gw.adminAddress() != null) {
-            sb.append("  admin     http://").append(gw.adminAddress().getHostString()).append(':')
-                    .append(gw.adminAddress().getPort()).append("/  (/metrics /ready /healthz /clusters /config, POST /reload)\n");
+            sb.append("  admin     http://").append(io.sluice.server.transport.Sockets.format(gw.adminAddress())).append("/  (/metrics /ready /healthz /clusters /config, POST /reload)\n");
         }
         for (ClusterBalancer c : gw.clusters().values()) {
             sb.append("  cluster   ").append(c.name()).append("  ").append(c.config().lb().name().toLowerCase()).append(':');
@@ -414,7 +462,9 @@ public final class Main {
             sb.append("bolt:  java -jar gateway-bench/target/benchmarks.jar bolt-load -D 5 -c 8 -m 4 -t 2 ").append(firstBolt)
                     .append("   (or sofaload with the same options and -p sofarpc)\n");
         }
-        sb.append("stop:  Ctrl-C or SIGTERM (drains in-flight requests); reload the -c file: SIGHUP or POST /reload")
+        sb.append(ctrlC ? "stop:  Ctrl-C or SIGTERM" : "stop:  SIGTERM (kill " + ProcessHandle.current().pid()
+                        + "; Ctrl-C does not reach this process: SIGINT was ignored when it started)")
+                .append(" (drains in-flight requests); reload the -c file: SIGHUP or POST /reload")
                 .append(watchInterval == null ? "" : ", or just save it (watched every " + watchInterval + ")").append('\n');
         return sb.toString();
     }

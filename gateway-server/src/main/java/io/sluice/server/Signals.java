@@ -57,7 +57,17 @@ final class Signals {
         return false;
     }
 
-    static void onTermination(Runnable action) {
+    /**
+     * Runs {@code action} on SIGTERM and SIGINT. Returns false when SIGINT was ignored at start
+     * (a background job of a non-interactive shell, {@code nohup ... &}): the JVM leaves it
+     * ignored, so Ctrl-C cannot stop the gateway; a warning says so.
+     */
+    static boolean onTermination(Runnable action) {
+        boolean intIgnored = ignoredAtStart(2);
+        if (intIgnored) {
+            log.warn("SIGINT is ignored by this process (started in the background?): Ctrl-C will not stop it;"
+                    + " stop it with SIGTERM (kill {})", ProcessHandle.current().pid());
+        }
         for (String name : new String[] {"TERM", "INT"}) {
             try {
                 sun.misc.Signal.handle(new sun.misc.Signal(name), sig -> {
@@ -68,5 +78,6 @@ final class Signals {
                 log.debug("signal {} cannot be handled here ({}); the shutdown hook will drain instead", name, e.getMessage());
             }
         }
+        return !intIgnored;
     }
 }

@@ -63,16 +63,17 @@ class AutoProtocolIT {
         rpc.startup();
         client = new RpcClient();
         client.startup();
-        HttpOptions d = HttpOptions.defaults();
-        HttpOptions http = new HttpOptions(d.maxInitialLineLength(), d.maxHeaderSize(), d.maxRequestBodyBytes(),
-                Duration.ofMillis(500), d.requestHeaderTimeout(), d.preserveHost(), d.xForwarded());
+        HttpOptions http = HttpOptions.builder().idleTimeout(Duration.ofMillis(500)).build();
         ClusterConfig webCluster = ClusterConfig.of("web", List.of(new HostConfig("127.0.0.1", web.port(), 1)));
         ClusterConfig rpcCluster = ClusterConfig.of("rpc", List.of(new HostConfig("127.0.0.1", rpc.port(), 1)))
                 .withProtocol(Protocol.BOLT);
-        ListenerConfig both = new ListenerConfig("both", Protocol.AUTO, "127.0.0.1", 0,
-                List.of(RouteConfig.to("rpc"), RouteConfig.to("web")), http, new BoltOptions(4 << 20, Duration.ofMillis(500), null));
-        gateway = Gateway.builder().config(new GatewayConfig(List.of(both), List.of(webCluster, rpcCluster),
-                        new AdminConfig(true, "127.0.0.1", 0), new TransportConfig("auto", 1, 128), Duration.ofSeconds(5)))
+        ListenerConfig both = ListenerConfig.builder().name("both").protocol(Protocol.AUTO)
+                .routes(RouteConfig.to("rpc"), RouteConfig.to("web")).http(http)
+                .bolt(BoltOptions.builder().maxFrameLength(4 << 20).idleTimeout(Duration.ofMillis(500)).build()).build();
+        gateway = Gateway.builder().config(GatewayConfig.builder().listeners(both).clusters(webCluster, rpcCluster)
+                        .admin(new AdminConfig(true, "127.0.0.1", 0))
+                        .transport(TransportConfig.builder().workerThreads(1).backlog(128).build())
+                        .drainTimeout(Duration.ofSeconds(5)).build())
                 .random(new SplittableRandom(7)).build().start().join();
         port = gateway.port("both");
     }

@@ -148,9 +148,9 @@ class ListenerReloadIT {
         slow.startup();
         RpcClient client = new RpcClient();
         client.startup();
-        ClusterConfig cluster = new ClusterConfig("slow", Protocol.BOLT, LbPolicy.ROUND_ROBIN,
-                List.of(new HostConfig("127.0.0.1", slow.port(), 1)), Duration.ofSeconds(2), Duration.ofSeconds(5),
-                null, null, null, null, 50, false, 2, 1.0);
+        ClusterConfig cluster = ClusterConfig.builder().name("slow").protocol(Protocol.BOLT).lb(LbPolicy.ROUND_ROBIN)
+                .hosts(new HostConfig("127.0.0.1", slow.port(), 1)).connectTimeout(Duration.ofSeconds(2))
+                .responseTimeout(Duration.ofSeconds(5)).build();
         int a = Ports.free();
         int b = Ports.freeExcept(a);
         java.util.function.IntFunction<GatewayConfig> at = port -> new GatewayConfig(List.of(new ListenerConfig("bolt",

@@ -47,8 +47,8 @@ class MetricsIT {
     }
 
     private static GatewayConfig config(TestBackend b, int deadPort, boolean withGone, boolean metricsOn) {
-        HealthCheckConfig hc = new HealthCheckConfig(HealthCheckConfig.TCP, Duration.ofMillis(100), Duration.ofMillis(500),
-                Duration.ZERO, Duration.ZERO, 1, 1, null, null, null, null);
+        HealthCheckConfig hc = HealthCheckConfig.builder().interval(Duration.ofMillis(100)).timeout(Duration.ofMillis(500))
+                .healthyThreshold(1).unhealthyThreshold(1).build();
         ClusterConfig c = ClusterConfig.of("c", List.of(new HostConfig("127.0.0.1", b.port(), 1))).withHealthCheck(hc);
         ClusterConfig dead = ClusterConfig.of("dead", List.of(new HostConfig("127.0.0.1", deadPort, 1)));
         ClusterConfig gone = ClusterConfig.of("gone", List.of(new HostConfig("127.0.0.1", b.port(), 1)));

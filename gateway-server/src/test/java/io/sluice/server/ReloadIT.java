@@ -121,16 +121,17 @@ class ReloadIT {
         if (alt) {
             clusters.add(bolt("echo-alt", List.of(h(e2))));
         }
-        ListenerConfig web = new ListenerConfig("web", Protocol.HTTP, "127.0.0.1", 0, routes, null, null);
-        ListenerConfig rpc = new ListenerConfig("rpc", Protocol.BOLT, "127.0.0.1", 0, List.of(), null,
-                new BoltOptions(4 << 20, Duration.ofSeconds(90), alt ? "echo-alt" : "echo"));
-        return new GatewayConfig(List.of(web, rpc), clusters, new AdminConfig(true, "127.0.0.1", 0),
-                new TransportConfig("auto", 2, 128), Duration.ofSeconds(5));
+        ListenerConfig web = ListenerConfig.builder().name("web").routes(routes).build();
+        ListenerConfig rpc = ListenerConfig.builder().name("rpc").protocol(Protocol.BOLT)
+                .bolt(BoltOptions.builder().maxFrameLength(4 << 20).defaultCluster(alt ? "echo-alt" : "echo").build()).build();
+        return GatewayConfig.builder().listeners(web, rpc).clusters(clusters).admin(new AdminConfig(true, "127.0.0.1", 0))
+                .transport(TransportConfig.builder().workerThreads(2).backlog(128).build())
+                .drainTimeout(Duration.ofSeconds(5)).build();
     }
 
     private static ClusterConfig bolt(String name, List<HostConfig> hosts) {
-        return new ClusterConfig(name, Protocol.BOLT, LbPolicy.ROUND_ROBIN, hosts, Duration.ofSeconds(2),
-                Duration.ofSeconds(10), null, null, null, null, 50, false, 2, 1.0);
+        return ClusterConfig.builder().name(name).protocol(Protocol.BOLT).lb(LbPolicy.ROUND_ROBIN).hosts(hosts)
+                .connectTimeout(Duration.ofSeconds(2)).responseTimeout(Duration.ofSeconds(10)).build();
     }
 
     private URI admin(String path) {

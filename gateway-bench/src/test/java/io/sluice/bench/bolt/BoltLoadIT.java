@@ -43,10 +43,10 @@ class BoltLoadIT {
     }
 
     private static void drive(DemoBoltBackend backend, int connections, int inFlight) throws Exception {
-        ListenerConfig l = new ListenerConfig("bolt", Protocol.BOLT, "127.0.0.1", 0, List.of(), null,
-                new BoltOptions(1 << 20, Duration.ofSeconds(90), "rpc"));
-        ClusterConfig c = new ClusterConfig("rpc", Protocol.BOLT, null, List.of(new HostConfig("127.0.0.1", backend.port(), 1)),
-                null, null, null, null, null, null, 50, false, 2, 1.0);
+        ListenerConfig l = ListenerConfig.builder().name("bolt").protocol(Protocol.BOLT)
+                .bolt(BoltOptions.builder().maxFrameLength(1 << 20).defaultCluster("rpc").build()).build();
+        ClusterConfig c = ClusterConfig.builder().name("rpc").protocol(Protocol.BOLT)
+                .hosts(new HostConfig("127.0.0.1", backend.port(), 1)).build();
         try (Gateway gw = Gateway.builder().config(new GatewayConfig(List.of(l), List.of(c), AdminConfig.disabled(),
                 new TransportConfig("auto", 1, 128), Duration.ofSeconds(1))).build().start().join()) {
             BoltLoad.Options o = BoltLoad.parse(new String[] {"-D", "1", "--warm-up-time=200ms", "-c", String.valueOf(connections),

@@ -1,7 +1,9 @@
 package io.sluice.core.config;
 
 /**
- * The admin listener (metrics, cluster state, reload). Default 127.0.0.1:34901.
+ * The admin listener (metrics, cluster state, reload). A config file gets {@link #defaults()}
+ * (on, 127.0.0.1:34901) unless it says otherwise; a {@link GatewayConfig} built in code has none
+ * unless given one.
  *
  * @param metrics record metrics (default true); false records nothing on the data path (to
  *                measure what recording costs, or when nobody scrapes) and {@code /metrics} answers 404

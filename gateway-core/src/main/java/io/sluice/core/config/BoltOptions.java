@@ -29,6 +29,59 @@ public record BoltOptions(int maxFrameLength, Duration idleTimeout, String defau
     }
 
     public static BoltOptions defaults() {
-        return new BoltOptions(16 << 20, Duration.ofSeconds(90), null, DEFAULT_MAX_IN_FLIGHT);
+        return builder().build();
+    }
+
+    /** A builder with the defaults a config file gets for keys it leaves out. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** A builder holding this config's values. */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.maxFrameLength = maxFrameLength;
+        b.idleTimeout = idleTimeout;
+        b.defaultCluster = defaultCluster;
+        b.maxInFlight = maxInFlight;
+        return b;
+    }
+
+    /**
+     * Builds a {@link BoltOptions} (defaults: those of {@link #defaults()}). Validation happens in the
+     * record's constructor, when {@link #build()} is called.
+     */
+    public static final class Builder {
+        private int maxFrameLength = 16 << 20;
+        private Duration idleTimeout = Duration.ofSeconds(90);
+        private String defaultCluster;
+        private int maxInFlight = DEFAULT_MAX_IN_FLIGHT;
+
+        private Builder() {
+        }
+
+        public Builder maxFrameLength(int maxFrameLength) {
+            this.maxFrameLength = maxFrameLength;
+            return this;
+        }
+
+        public Builder idleTimeout(Duration idleTimeout) {
+            this.idleTimeout = idleTimeout;
+            return this;
+        }
+
+        public Builder defaultCluster(String defaultCluster) {
+            this.defaultCluster = defaultCluster;
+            return this;
+        }
+
+        public Builder maxInFlight(int maxInFlight) {
+            this.maxInFlight = maxInFlight;
+            return this;
+        }
+
+        public BoltOptions build() {
+            return new BoltOptions(maxFrameLength, idleTimeout, defaultCluster, maxInFlight);
+        }
     }
 }

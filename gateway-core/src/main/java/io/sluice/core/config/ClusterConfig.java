@@ -61,47 +61,169 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
 
     /** A cluster with every default: weighted round robin, no health check, no slow start. */
     public static ClusterConfig of(String name, List<HostConfig> hosts) {
-        return new ClusterConfig(name, Protocol.HTTP, LbPolicy.WEIGHTED_ROUND_ROBIN, hosts, null, null, null,
-                null, null, null, DEFAULT_PANIC_THRESHOLD, false, 2, 1.0);
+        return builder().name(name).hosts(hosts).build();
     }
 
     public ClusterConfig withProtocol(Protocol p) {
-        return new ClusterConfig(name, p, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck,
-                slowStart, outlier, panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias);
+        return toBuilder().protocol(p).build();
     }
 
     public ClusterConfig withHosts(List<HostConfig> newHosts) {
-        return new ClusterConfig(name, protocol, lb, newHosts, connectTimeout, responseTimeout, pool, healthCheck,
-                slowStart, outlier, panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias);
+        return toBuilder().hosts(newHosts).build();
     }
 
     public ClusterConfig withSlowStart(SlowStartConfig s) {
-        return new ClusterConfig(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck,
-                s, outlier, panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias);
+        return toBuilder().slowStart(s).build();
     }
 
     public ClusterConfig withHealthCheck(HealthCheckConfig h) {
-        return new ClusterConfig(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, h,
-                slowStart, outlier, panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias);
+        return toBuilder().healthCheck(h).build();
     }
 
     public ClusterConfig withOutlier(OutlierConfig o) {
-        return new ClusterConfig(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck,
-                slowStart, o, panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias);
+        return toBuilder().outlier(o).build();
     }
 
     public ClusterConfig withLb(LbPolicy policy) {
-        return new ClusterConfig(name, protocol, policy, hosts, connectTimeout, responseTimeout, pool, healthCheck,
-                slowStart, outlier, panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias);
+        return toBuilder().lb(policy).build();
     }
 
     public ClusterConfig withTimeouts(Duration connect, Duration response) {
-        return new ClusterConfig(name, protocol, lb, hosts, connect, response, pool, healthCheck,
-                slowStart, outlier, panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias);
+        return toBuilder().connectTimeout(connect).responseTimeout(response).build();
     }
 
     public ClusterConfig withPool(PoolConfig p) {
-        return new ClusterConfig(name, protocol, lb, hosts, connectTimeout, responseTimeout, p, healthCheck,
-                slowStart, outlier, panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias);
+        return toBuilder().pool(p).build();
+    }
+
+    /** A builder with the defaults a config file gets for keys it leaves out. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** A builder holding this config's values. */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.name = name;
+        b.protocol = protocol;
+        b.lb = lb;
+        b.hosts = hosts;
+        b.connectTimeout = connectTimeout;
+        b.responseTimeout = responseTimeout;
+        b.pool = pool;
+        b.healthCheck = healthCheck;
+        b.slowStart = slowStart;
+        b.outlier = outlier;
+        b.panicThreshold = panicThreshold;
+        b.warmUpAtBoot = warmUpAtBoot;
+        b.leastRequestChoices = leastRequestChoices;
+        b.activeRequestBias = activeRequestBias;
+        return b;
+    }
+
+    /**
+     * Builds a {@link ClusterConfig} (defaults: HTTP, weighted round robin, no hosts, connect timeout 3 s,
+     * response timeout 15 s, default pool, no health check, slow start or outlier ejection, panic
+     * threshold 50 %, least-request choices 2, bias 1.0). Validation happens in the record's constructor,
+     * when {@link #build()} is called.
+     */
+    public static final class Builder {
+        private String name;
+        private Protocol protocol = Protocol.HTTP;
+        private LbPolicy lb = LbPolicy.WEIGHTED_ROUND_ROBIN;
+        private List<HostConfig> hosts = List.of();
+        private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
+        private Duration responseTimeout = DEFAULT_RESPONSE_TIMEOUT;
+        private PoolConfig pool = PoolConfig.defaults();
+        private HealthCheckConfig healthCheck;
+        private SlowStartConfig slowStart;
+        private OutlierConfig outlier;
+        private int panicThreshold = DEFAULT_PANIC_THRESHOLD;
+        private boolean warmUpAtBoot;
+        private int leastRequestChoices = 2;
+        private double activeRequestBias = 1.0;
+
+        private Builder() {
+        }
+
+        public Builder name(String name) {
+            this.name = name;
+            return this;
+        }
+
+        public Builder protocol(Protocol protocol) {
+            this.protocol = protocol;
+            return this;
+        }
+
+        public Builder lb(LbPolicy lb) {
+            this.lb = lb;
+            return this;
+        }
+
+        public Builder hosts(List<HostConfig> hosts) {
+            this.hosts = hosts;
+            return this;
+        }
+
+        public Builder connectTimeout(Duration connectTimeout) {
+            this.connectTimeout = connectTimeout;
+            return this;
+        }
+
+        public Builder responseTimeout(Duration responseTimeout) {
+            this.responseTimeout = responseTimeout;
+            return this;
+        }
+
+        public Builder pool(PoolConfig pool) {
+            this.pool = pool;
+            return this;
+        }
+
+        public Builder healthCheck(HealthCheckConfig healthCheck) {
+            this.healthCheck = healthCheck;
+            return this;
+        }
+
+        public Builder slowStart(SlowStartConfig slowStart) {
+            this.slowStart = slowStart;
+            return this;
+        }
+
+        public Builder outlier(OutlierConfig outlier) {
+            this.outlier = outlier;
+            return this;
+        }
+
+        public Builder panicThreshold(int panicThreshold) {
+            this.panicThreshold = panicThreshold;
+            return this;
+        }
+
+        public Builder warmUpAtBoot(boolean warmUpAtBoot) {
+            this.warmUpAtBoot = warmUpAtBoot;
+            return this;
+        }
+
+        public Builder leastRequestChoices(int leastRequestChoices) {
+            this.leastRequestChoices = leastRequestChoices;
+            return this;
+        }
+
+        public Builder activeRequestBias(double activeRequestBias) {
+            this.activeRequestBias = activeRequestBias;
+            return this;
+        }
+
+        /** The hosts, given one by one. */
+        public Builder hosts(HostConfig... hosts) {
+            this.hosts = List.of(hosts);
+            return this;
+        }
+
+        public ClusterConfig build() {
+            return new ClusterConfig(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck, slowStart, outlier, panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias);
+        }
     }
 }

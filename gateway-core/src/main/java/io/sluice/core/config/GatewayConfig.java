@@ -13,7 +13,8 @@ import java.util.Set;
  *
  * @param listeners    downstream listeners
  * @param clusters     upstream clusters
- * @param admin        admin listener
+ * @param admin        admin listener; null = none (an embedded gateway opens no admin port unless asked;
+ *                     a config file without an {@code admin} section gets {@link AdminConfig#defaults()})
  * @param transport    event-loop transport
  * @param drainTimeout on shutdown, how long in-flight requests may take to finish
  * @param accessLog    the access log (off by default)
@@ -42,7 +43,7 @@ public record GatewayConfig(List<ListenerConfig> listeners, List<ClusterConfig> 
         watchConfig = watchConfig == null ? WatchConfig.disabled() : watchConfig;
         listeners = Checks.list(listeners);
         clusters = Checks.list(clusters);
-        admin = admin == null ? AdminConfig.defaults() : admin;
+        admin = admin == null ? AdminConfig.disabled() : admin;
         transport = transport == null ? TransportConfig.defaults() : transport;
         drainTimeout = drainTimeout == null ? DEFAULT_DRAIN_TIMEOUT : Checks.nonNegative("$.drain_timeout", drainTimeout);
         if (listeners.isEmpty()) {
@@ -112,26 +113,113 @@ public record GatewayConfig(List<ListenerConfig> listeners, List<ClusterConfig> 
     }
 
     public GatewayConfig withListeners(List<ListenerConfig> l) {
-        return new GatewayConfig(l, clusters, admin, transport, drainTimeout, accessLog, watchConfig);
+        return toBuilder().listeners(l).build();
     }
 
     public GatewayConfig withClusters(List<ClusterConfig> c) {
-        return new GatewayConfig(listeners, c, admin, transport, drainTimeout, accessLog, watchConfig);
+        return toBuilder().clusters(c).build();
     }
 
     public GatewayConfig withAdmin(AdminConfig a) {
-        return new GatewayConfig(listeners, clusters, a, transport, drainTimeout, accessLog, watchConfig);
+        return toBuilder().admin(a).build();
     }
 
     public GatewayConfig withAccessLog(AccessLogConfig log) {
-        return new GatewayConfig(listeners, clusters, admin, transport, drainTimeout, log, watchConfig);
+        return toBuilder().accessLog(log).build();
     }
 
     public GatewayConfig withWatchConfig(WatchConfig w) {
-        return new GatewayConfig(listeners, clusters, admin, transport, drainTimeout, accessLog, w);
+        return toBuilder().watchConfig(w).build();
     }
 
     public GatewayConfig withTransport(TransportConfig t) {
-        return new GatewayConfig(listeners, clusters, admin, t, drainTimeout, accessLog, watchConfig);
+        return toBuilder().transport(t).build();
+    }
+
+    /** A builder with the defaults a config file gets for keys it leaves out. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** A builder holding this config's values. */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.listeners = listeners;
+        b.clusters = clusters;
+        b.admin = admin;
+        b.transport = transport;
+        b.drainTimeout = drainTimeout;
+        b.accessLog = accessLog;
+        b.watchConfig = watchConfig;
+        return b;
+    }
+
+    /**
+     * Builds a {@link GatewayConfig} (defaults: no listeners or clusters — at least one listener is
+     * required —, no admin listener, default transport, no access log, no file watching, drain
+     * timeout 10 s). Validation happens in the record's constructor, when {@link #build()} is called.
+     */
+    public static final class Builder {
+        private List<ListenerConfig> listeners = List.of();
+        private List<ClusterConfig> clusters = List.of();
+        private AdminConfig admin;
+        private TransportConfig transport;
+        private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
+        private AccessLogConfig accessLog;
+        private WatchConfig watchConfig;
+
+        private Builder() {
+        }
+
+        public Builder listeners(List<ListenerConfig> listeners) {
+            this.listeners = listeners;
+            return this;
+        }
+
+        public Builder clusters(List<ClusterConfig> clusters) {
+            this.clusters = clusters;
+            return this;
+        }
+
+        public Builder admin(AdminConfig admin) {
+            this.admin = admin;
+            return this;
+        }
+
+        public Builder transport(TransportConfig transport) {
+            this.transport = transport;
+            return this;
+        }
+
+        public Builder drainTimeout(Duration drainTimeout) {
+            this.drainTimeout = drainTimeout;
+            return this;
+        }
+
+        public Builder accessLog(AccessLogConfig accessLog) {
+            this.accessLog = accessLog;
+            return this;
+        }
+
+        public Builder watchConfig(WatchConfig watchConfig) {
+            this.watchConfig = watchConfig;
+            return this;
+        }
+
+        /** The listeners, given one by one. */
+        public Builder listeners(ListenerConfig... listeners) {
+            this.listeners = List.of(listeners);
+            return this;
+        }
+
+        /** The clusters, given one by one. */
+        public Builder clusters(ClusterConfig... clusters) {
+            this.clusters = List.of(clusters);
+            return this;
+        }
+
+        public GatewayConfig build() {
+            return new GatewayConfig(listeners, clusters, admin, transport, drainTimeout, accessLog, watchConfig);
+        }
     }
 }

@@ -46,8 +46,7 @@ public record HealthCheckConfig(String probe, Duration interval, Duration timeou
 
     /** Defaults: interval 5s, timeout 1s, jitter 0, initial delay 0, thresholds 2 / 3. */
     public static HealthCheckConfig of(String probe) {
-        return new HealthCheckConfig(probe, Duration.ofSeconds(5), Duration.ofSeconds(1), Duration.ZERO,
-                Duration.ZERO, 2, 3, null, null, null, null);
+        return builder().probe(probe).build();
     }
 
     public boolean expects(int status) {
@@ -57,5 +56,108 @@ public record HealthCheckConfig(String probe, Duration interval, Duration timeou
             }
         }
         return false;
+    }
+
+    /** A builder with the defaults a config file gets for keys it leaves out. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** A builder holding this config's values. */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.probe = probe;
+        b.interval = interval;
+        b.timeout = timeout;
+        b.intervalJitter = intervalJitter;
+        b.initialDelay = initialDelay;
+        b.healthyThreshold = healthyThreshold;
+        b.unhealthyThreshold = unhealthyThreshold;
+        b.httpMethod = httpMethod;
+        b.httpPath = httpPath;
+        b.httpHost = httpHost;
+        b.expectedStatuses = expectedStatuses;
+        return b;
+    }
+
+    /**
+     * Builds a {@link HealthCheckConfig} (defaults: a TCP probe, those of {@link #of(String)}; HTTP probes
+     * {@code GET /} expecting 2xx). Validation happens in the record's constructor, when {@link #build()}
+     * is called.
+     */
+    public static final class Builder {
+        private String probe = TCP;
+        private Duration interval = Duration.ofSeconds(5);
+        private Duration timeout = Duration.ofSeconds(1);
+        private Duration intervalJitter = Duration.ZERO;
+        private Duration initialDelay = Duration.ZERO;
+        private int healthyThreshold = 2;
+        private int unhealthyThreshold = 3;
+        private String httpMethod;
+        private String httpPath;
+        private String httpHost;
+        private List<StatusRange> expectedStatuses;
+
+        private Builder() {
+        }
+
+        public Builder probe(String probe) {
+            this.probe = probe;
+            return this;
+        }
+
+        public Builder interval(Duration interval) {
+            this.interval = interval;
+            return this;
+        }
+
+        public Builder timeout(Duration timeout) {
+            this.timeout = timeout;
+            return this;
+        }
+
+        public Builder intervalJitter(Duration intervalJitter) {
+            this.intervalJitter = intervalJitter;
+            return this;
+        }
+
+        public Builder initialDelay(Duration initialDelay) {
+            this.initialDelay = initialDelay;
+            return this;
+        }
+
+        public Builder healthyThreshold(int healthyThreshold) {
+            this.healthyThreshold = healthyThreshold;
+            return this;
+        }
+
+        public Builder unhealthyThreshold(int unhealthyThreshold) {
+            this.unhealthyThreshold = unhealthyThreshold;
+            return this;
+        }
+
+        public Builder httpMethod(String httpMethod) {
+            this.httpMethod = httpMethod;
+            return this;
+        }
+
+        public Builder httpPath(String httpPath) {
+            this.httpPath = httpPath;
+            return this;
+        }
+
+        public Builder httpHost(String httpHost) {
+            this.httpHost = httpHost;
+            return this;
+        }
+
+        public Builder expectedStatuses(List<StatusRange> expectedStatuses) {
+            this.expectedStatuses = expectedStatuses;
+            return this;
+        }
+
+        public HealthCheckConfig build() {
+            return new HealthCheckConfig(probe, interval, timeout, intervalJitter, initialDelay, healthyThreshold, unhealthyThreshold, httpMethod, httpPath, httpHost, expectedStatuses);
+        }
     }
 }

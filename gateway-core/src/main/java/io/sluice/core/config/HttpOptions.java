@@ -26,6 +26,80 @@ public record HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxR
     }
 
     public static HttpOptions defaults() {
-        return new HttpOptions(8192, 16384, 0, Duration.ofSeconds(60), Duration.ofSeconds(10), true, true);
+        return builder().build();
+    }
+
+    /** A builder with the defaults a config file gets for keys it leaves out. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** A builder holding this config's values. */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.maxInitialLineLength = maxInitialLineLength;
+        b.maxHeaderSize = maxHeaderSize;
+        b.maxRequestBodyBytes = maxRequestBodyBytes;
+        b.idleTimeout = idleTimeout;
+        b.requestHeaderTimeout = requestHeaderTimeout;
+        b.preserveHost = preserveHost;
+        b.xForwarded = xForwarded;
+        return b;
+    }
+
+    /**
+     * Builds a {@link HttpOptions} (defaults: those of {@link #defaults()}). Validation happens in the
+     * record's constructor, when {@link #build()} is called.
+     */
+    public static final class Builder {
+        private int maxInitialLineLength = 8192;
+        private int maxHeaderSize = 16384;
+        private long maxRequestBodyBytes = 0;
+        private Duration idleTimeout = Duration.ofSeconds(60);
+        private Duration requestHeaderTimeout = Duration.ofSeconds(10);
+        private boolean preserveHost = true;
+        private boolean xForwarded = true;
+
+        private Builder() {
+        }
+
+        public Builder maxInitialLineLength(int maxInitialLineLength) {
+            this.maxInitialLineLength = maxInitialLineLength;
+            return this;
+        }
+
+        public Builder maxHeaderSize(int maxHeaderSize) {
+            this.maxHeaderSize = maxHeaderSize;
+            return this;
+        }
+
+        public Builder maxRequestBodyBytes(long maxRequestBodyBytes) {
+            this.maxRequestBodyBytes = maxRequestBodyBytes;
+            return this;
+        }
+
+        public Builder idleTimeout(Duration idleTimeout) {
+            this.idleTimeout = idleTimeout;
+            return this;
+        }
+
+        public Builder requestHeaderTimeout(Duration requestHeaderTimeout) {
+            this.requestHeaderTimeout = requestHeaderTimeout;
+            return this;
+        }
+
+        public Builder preserveHost(boolean preserveHost) {
+            this.preserveHost = preserveHost;
+            return this;
+        }
+
+        public Builder xForwarded(boolean xForwarded) {
+            this.xForwarded = xForwarded;
+            return this;
+        }
+
+        public HttpOptions build() {
+            return new HttpOptions(maxInitialLineLength, maxHeaderSize, maxRequestBodyBytes, idleTimeout, requestHeaderTimeout, preserveHost, xForwarded);
+        }
     }
 }

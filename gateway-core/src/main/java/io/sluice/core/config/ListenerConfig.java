@@ -27,18 +27,99 @@ public record ListenerConfig(String name, Protocol protocol, String address, int
     }
 
     public static ListenerConfig http(String name, String address, int port, List<RouteConfig> routes) {
-        return new ListenerConfig(name, Protocol.HTTP, address, port, routes, null, null);
+        return builder().name(name).address(address).port(port).routes(routes).build();
     }
 
     public ListenerConfig withPort(int newPort) {
-        return new ListenerConfig(name, protocol, address, newPort, routes, http, bolt);
+        return toBuilder().port(newPort).build();
     }
 
     public ListenerConfig withRoutes(List<RouteConfig> newRoutes) {
-        return new ListenerConfig(name, protocol, address, port, newRoutes, http, bolt);
+        return toBuilder().routes(newRoutes).build();
     }
 
     public ListenerConfig withHttp(HttpOptions options) {
-        return new ListenerConfig(name, protocol, address, port, routes, options, bolt);
+        return toBuilder().http(options).build();
+    }
+
+    /** A builder with the defaults a config file gets for keys it leaves out. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** A builder holding this config's values. */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.name = name;
+        b.protocol = protocol;
+        b.address = address;
+        b.port = port;
+        b.routes = routes;
+        b.http = http;
+        b.bolt = bolt;
+        return b;
+    }
+
+    /**
+     * Builds a {@link ListenerConfig} (defaults: HTTP on 127.0.0.1, port 0 = any free port, no routes,
+     * default HTTP and Bolt options; a config file must name its port). Validation happens in the record's
+     * constructor, when {@link #build()} is called.
+     */
+    public static final class Builder {
+        private String name;
+        private Protocol protocol = Protocol.HTTP;
+        private String address = "127.0.0.1";
+        private int port;
+        private List<RouteConfig> routes = List.of();
+        private HttpOptions http = HttpOptions.defaults();
+        private BoltOptions bolt = BoltOptions.defaults();
+
+        private Builder() {
+        }
+
+        public Builder name(String name) {
+            this.name = name;
+            return this;
+        }
+
+        public Builder protocol(Protocol protocol) {
+            this.protocol = protocol;
+            return this;
+        }
+
+        public Builder address(String address) {
+            this.address = address;
+            return this;
+        }
+
+        public Builder port(int port) {
+            this.port = port;
+            return this;
+        }
+
+        public Builder routes(List<RouteConfig> routes) {
+            this.routes = routes;
+            return this;
+        }
+
+        public Builder http(HttpOptions http) {
+            this.http = http;
+            return this;
+        }
+
+        public Builder bolt(BoltOptions bolt) {
+            this.bolt = bolt;
+            return this;
+        }
+
+        /** The routes, given one by one (first match wins). */
+        public Builder routes(RouteConfig... routes) {
+            this.routes = List.of(routes);
+            return this;
+        }
+
+        public ListenerConfig build() {
+            return new ListenerConfig(name, protocol, address, port, routes, http, bolt);
+        }
     }
 }

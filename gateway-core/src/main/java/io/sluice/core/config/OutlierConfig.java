@@ -36,6 +36,73 @@ public record OutlierConfig(int consecutiveFailures, boolean count5xx, Duration 
 
     /** Defaults: 5 consecutive failures, 5xx counted, 30s base, 300s max, at most 10% (at least one host), decay = base. */
     public static OutlierConfig defaults() {
-        return new OutlierConfig(5, true, Duration.ofSeconds(30), Duration.ofSeconds(300), 10);
+        return builder().build();
+    }
+
+    /** A builder with the defaults a config file gets for keys it leaves out. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** A builder holding this config's values. */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.consecutiveFailures = consecutiveFailures;
+        b.count5xx = count5xx;
+        b.baseEjectionTime = baseEjectionTime;
+        b.maxEjectionTime = maxEjectionTime;
+        b.maxEjectionPercent = maxEjectionPercent;
+        b.ejectionDecay = ejectionDecay;
+        return b;
+    }
+
+    /**
+     * Builds a {@link OutlierConfig} (defaults: those of {@link #defaults()}). Validation happens in the
+     * record's constructor, when {@link #build()} is called.
+     */
+    public static final class Builder {
+        private int consecutiveFailures = 5;
+        private boolean count5xx = true;
+        private Duration baseEjectionTime = Duration.ofSeconds(30);
+        private Duration maxEjectionTime = Duration.ofSeconds(300);
+        private int maxEjectionPercent = 10;
+        private Duration ejectionDecay;
+
+        private Builder() {
+        }
+
+        public Builder consecutiveFailures(int consecutiveFailures) {
+            this.consecutiveFailures = consecutiveFailures;
+            return this;
+        }
+
+        public Builder count5xx(boolean count5xx) {
+            this.count5xx = count5xx;
+            return this;
+        }
+
+        public Builder baseEjectionTime(Duration baseEjectionTime) {
+            this.baseEjectionTime = baseEjectionTime;
+            return this;
+        }
+
+        public Builder maxEjectionTime(Duration maxEjectionTime) {
+            this.maxEjectionTime = maxEjectionTime;
+            return this;
+        }
+
+        public Builder maxEjectionPercent(int maxEjectionPercent) {
+            this.maxEjectionPercent = maxEjectionPercent;
+            return this;
+        }
+
+        public Builder ejectionDecay(Duration ejectionDecay) {
+            this.ejectionDecay = ejectionDecay;
+            return this;
+        }
+
+        public OutlierConfig build() {
+            return new OutlierConfig(consecutiveFailures, count5xx, baseEjectionTime, maxEjectionTime, maxEjectionPercent, ejectionDecay);
+        }
     }
 }

@@ -28,6 +28,52 @@ public record PoolConfig(int maxIdlePerHost, Duration idleTimeout, int boltConne
     }
 
     public static PoolConfig defaults() {
-        return new PoolConfig(NO_CAP, Duration.ofSeconds(4), 1);
+        return builder().build();
+    }
+
+    /** A builder with the defaults a config file gets for keys it leaves out. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** A builder holding this config's values. */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.maxIdlePerHost = maxIdlePerHost;
+        b.idleTimeout = idleTimeout;
+        b.boltConnectionsPerHost = boltConnectionsPerHost;
+        return b;
+    }
+
+    /**
+     * Builds a {@link PoolConfig} (defaults: those of {@link #defaults()}). Validation happens in the
+     * record's constructor, when {@link #build()} is called.
+     */
+    public static final class Builder {
+        private int maxIdlePerHost = NO_CAP;
+        private Duration idleTimeout = Duration.ofSeconds(4);
+        private int boltConnectionsPerHost = 1;
+
+        private Builder() {
+        }
+
+        public Builder maxIdlePerHost(int maxIdlePerHost) {
+            this.maxIdlePerHost = maxIdlePerHost;
+            return this;
+        }
+
+        public Builder idleTimeout(Duration idleTimeout) {
+            this.idleTimeout = idleTimeout;
+            return this;
+        }
+
+        public Builder boltConnectionsPerHost(int boltConnectionsPerHost) {
+            this.boltConnectionsPerHost = boltConnectionsPerHost;
+            return this;
+        }
+
+        public PoolConfig build() {
+            return new PoolConfig(maxIdlePerHost, idleTimeout, boltConnectionsPerHost);
+        }
     }
 }

@@ -32,6 +32,59 @@ public record TransportConfig(String type, int workerThreads, int backlog, boole
     }
 
     public static TransportConfig defaults() {
-        return new TransportConfig("auto", 0, 1024, false);
+        return builder().build();
+    }
+
+    /** A builder with the defaults a config file gets for keys it leaves out. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** A builder holding this config's values. */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.type = type;
+        b.workerThreads = workerThreads;
+        b.backlog = backlog;
+        b.reusePort = reusePort;
+        return b;
+    }
+
+    /**
+     * Builds a {@link TransportConfig} (defaults: those of {@link #defaults()}). Validation happens in the
+     * record's constructor, when {@link #build()} is called.
+     */
+    public static final class Builder {
+        private String type = "auto";
+        private int workerThreads;
+        private int backlog = 1024;
+        private boolean reusePort;
+
+        private Builder() {
+        }
+
+        public Builder type(String type) {
+            this.type = type;
+            return this;
+        }
+
+        public Builder workerThreads(int workerThreads) {
+            this.workerThreads = workerThreads;
+            return this;
+        }
+
+        public Builder backlog(int backlog) {
+            this.backlog = backlog;
+            return this;
+        }
+
+        public Builder reusePort(boolean reusePort) {
+            this.reusePort = reusePort;
+            return this;
+        }
+
+        public TransportConfig build() {
+            return new TransportConfig(type, workerThreads, backlog, reusePort);
+        }
     }
 }

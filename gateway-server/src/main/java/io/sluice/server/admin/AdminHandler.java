@@ -31,6 +31,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -84,6 +85,37 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
 
         /** False when metrics recording is off ({@code admin.metrics: false}). */
         boolean metricsOn();
+
+        /** A status read from these suppliers (each called on the admin thread; none may block). */
+        static Status of(Supplier<List<ListenerInfo>> listeners, Supplier<String> lastReload, LongSupplier configVersion,
+                         LongSupplier uptimeMillis, BooleanSupplier metricsOn) {
+            return new Status() {
+                @Override
+                public List<ListenerInfo> listeners() {
+                    return listeners.get();
+                }
+
+                @Override
+                public String lastReload() {
+                    return lastReload.get();
+                }
+
+                @Override
+                public long configVersion() {
+                    return configVersion.getAsLong();
+                }
+
+                @Override
+                public long uptimeMillis() {
+                    return uptimeMillis.getAsLong();
+                }
+
+                @Override
+                public boolean metricsOn() {
+                    return metricsOn.getAsBoolean();
+                }
+            };
+        }
     }
 
     /** A listener as the status page shows it; {@code draining} for old sockets a reload moved or removed. */

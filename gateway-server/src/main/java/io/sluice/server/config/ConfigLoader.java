@@ -218,9 +218,9 @@ public final class ConfigLoader {
     private static HeaderMatch headerMatch(JsonObject o) {
         String name = o.requiredString("name");
         StringMatch value = stringMatchFields(o);
-        boolean present = o.bool("present", value == null);
-        if (!present && value == null) {
-            throw new ConfigException(o.at("present"), false, "true, or one of exact / prefix / regex");
+        boolean present = o.bool("present", true);
+        if (!present) { // with a value it used to be dropped, matching the value
+            throw new ConfigException(o.at("present"), false, "true, or left out (matching a header's absence is not supported)");
         }
         o.finish();
         return build(o.path(), () -> new HeaderMatch(name, value));

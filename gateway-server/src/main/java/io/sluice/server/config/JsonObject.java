@@ -55,6 +55,42 @@ final class JsonObject {
         known.addAll(List.of(keys));
     }
 
+    /**
+     * Keys this gateway does not implement but whose absence cannot weaken security or resilience
+     * (logging, tracing, labels): one warning naming the present ones and why they are ignored.
+     */
+    void warnIgnored(List<String> warnings, String why, String... keys) {
+        List<String> present = new ArrayList<>();
+        for (String k : keys) {
+            if (raw(k) != null) {
+                present.add(k);
+            }
+        }
+        if (present.size() == 1) {
+            warnings.add(at(present.get(0)) + " is ignored (" + why + ")");
+        } else if (!present.isEmpty()) {
+            warnings.add(path + ": " + String.join(", ", present) + " are ignored (" + why + ")");
+        }
+    }
+
+    /** Keys this gateway does not implement: present, each is an error naming its path and value. */
+    void rejectUnsupported(String why, String... keys) {
+        for (String k : keys) {
+            rejectUnless(k, v -> false, why);
+        }
+    }
+
+    /**
+     * A key this gateway implements only with the values {@code supported} accepts (for example
+     * {@code "bind_port": true}); any other value is an error naming the path and the value.
+     */
+    void rejectUnless(String key, java.util.function.Predicate<JsonNode> supported, String why) {
+        JsonNode v = raw(key);
+        if (v != null && !supported.test(v)) {
+            throw new ConfigException(at(key), describe(v), why);
+        }
+    }
+
     JsonNode raw(String key) {
         known.add(key);
         JsonNode v = node.get(key);

@@ -9,8 +9,10 @@ import io.sluice.core.config.GatewayConfig;
 import io.sluice.core.config.HeaderMatch;
 import io.sluice.core.config.HealthCheckConfig;
 import io.sluice.core.config.HostConfig;
+import io.sluice.core.config.HttpOptions;
 import io.sluice.core.config.LbPolicy;
 import io.sluice.core.config.ListenerConfig;
+import io.sluice.core.config.PoolConfig;
 import io.sluice.core.config.Protocol;
 import io.sluice.core.config.RouteConfig;
 import io.sluice.core.config.RouteMatch;
@@ -25,6 +27,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.Predicate;
 
 import static io.sluice.server.config.ConfigLoader.build;
 
@@ -42,14 +45,19 @@ final class MosnFormat {
     }
 
     static GatewayConfig read(JsonObject root, List<String> warnings) {
-        root.ignore("disable_upgrade", "tracing", "metrics", "pprof", "close_graceful", "inherit_old_mosnconfig",
-                "dynamic_resources", "static_resources", "plugin", "third_part_codec", "extends", "wasm_global_plugins");
-        warnIgnored(root, warnings, "tracing", "metrics", "pprof", "dynamic_resources", "static_resources", "plugin",
-                "third_part_codec", "extends", "wasm_global_plugins");
+        root.warnIgnored(warnings, "MOSN-only", "tracing", "metrics", "pprof", "plugin", "disable_upgrade",
+                "inherit_old_mosnconfig", "close_graceful");
+        for (String k : new String[] {"dynamic_resources", "static_resources", "third_part_codec", "extends",
+                "wasm_global_plugins"}) {
+            root.rejectUnless(k, EMPTY, "nothing here: xDS, codec and extension plugins are not supported by this gateway");
+        }
         List<ClusterConfig> clusters = new ArrayList<>();
         JsonObject cm = root.object("cluster_manager");
         if (cm != null) {
-            cm.ignore("tls_context", "auto_discovery", "registry_use_health_check", "clusters_configs");
+            cm.rejectUnless("tls_context", NO_TLS, TLS_UPSTREAM);
+            cm.rejectUnless("auto_discovery", FALSE, "false: clusters come from this file only");
+            cm.rejectUnless("clusters_configs", EMPTY, "nothing here: clusters come from this file only");
+            cm.warnIgnored(warnings, "no service discovery", "registry_use_health_check");
             clusters.addAll(cm.array("clusters", (n, p) -> cluster(JsonObject.of(n, p), warnings)));
             cm.finish();
         }
@@ -57,18 +65,24 @@ final class MosnFormat {
         List<ListenerConfig> listeners = new ArrayList<>();
         List<String> listenerPaths = new ArrayList<>();
         int workers = 0;
+        Duration drain = null;
         List<JsonNode> servers = root.array("servers", (n, p) -> n);
         for (int s = 0; s < servers.size(); s++) {
             JsonObject server = JsonObject.of(servers.get(s), "$.servers[" + s + "]");
-            server.ignore("default_log_path", "default_log_level", "global_log_roller", "graceful_timeout", "server_name",
-                    "use_netpoll_mode", "use_edge_mode", "optimize_local_write");
+            server.warnIgnored(warnings, "MOSN process settings; Sluice logs through SLF4J", "default_log_path",
+                    "default_log_level", "global_log_roller", "server_name", "use_netpoll_mode", "use_edge_mode",
+                    "optimize_local_write");
             workers = Math.max(workers, server.integer("processor", 0));
+            Duration graceful = server.duration("graceful_timeout", null);
+            if (graceful != null && (drain == null || graceful.compareTo(drain) > 0)) {
+                drain = graceful;
+            }
             Map<String, List<RouteConfig>> routers = new HashMap<>();
             server.array("routers", (n, p) -> {
                 JsonObject r = JsonObject.of(n, p);
                 String name = r.requiredString("router_config_name");
                 List<RouteConfig> routes = new ArrayList<>();
-                for (List<RouteConfig> vh : r.array("virtual_hosts", (vn, vp) -> virtualHost(JsonObject.of(vn, vp)))) {
+                for (List<RouteConfig> vh : r.array("virtual_hosts", (vn, vp) -> virtualHost(JsonObject.of(vn, vp), warnings))) {
                     routes.addAll(vh);
                 }
                 r.finish();
@@ -99,30 +113,36 @@ final class MosnFormat {
         List<ClusterConfig> typed = new ArrayList<>();
         for (ClusterConfig c : clusters) {
             Protocol p = clusterProtocols.getOrDefault(c.name(), Protocol.HTTP);
-            typed.add(p == c.protocol() ? c : new ClusterConfig(c.name(), p, c.lb(), c.hosts(), c.connectTimeout(),
-                    c.responseTimeout(), c.pool(), c.healthCheck(), c.slowStart(), c.outlier(), c.panicThreshold(),
-                    c.warmUpAtBoot(), c.leastRequestChoices(), c.activeRequestBias()));
+            typed.add(p == c.protocol() ? c : c.withProtocol(p));
         }
         AdminConfig admin = admin(root.object("admin"));
         root.finish();
         TransportConfig transport = new TransportConfig("auto", workers, TransportConfig.defaults().backlog());
-        return build("$", () -> new GatewayConfig(listeners, typed, admin, transport, null));
+        Duration drainTimeout = drain;
+        return build("$", () -> new GatewayConfig(listeners, typed, admin, transport, drainTimeout));
     }
 
-    private static void warnIgnored(JsonObject o, List<String> warnings, String... keys) {
-        for (String k : keys) {
-            if (o.raw(k) != null) {
-                warnings.add(o.at(k) + " is MOSN-only and ignored");
-            }
-        }
-    }
+    /** Harmless values of keys that are otherwise not supported: an empty object, array or string. */
+    private static final Predicate<JsonNode> EMPTY = v -> v.isContainerNode() ? v.size() == 0 : v.isTextual() && v.asText().isEmpty();
+    private static final Predicate<JsonNode> FALSE = v -> v.isBoolean() && !v.asBoolean();
+    /** A MOSN {@code tls_context} that turns TLS off ({@code "status": false}) or is empty. */
+    private static final Predicate<JsonNode> NO_TLS = v -> EMPTY.test(v)
+            || v.isObject() && v.path("status").isBoolean() && !v.path("status").asBoolean();
+    private static final String TLS_DOWNSTREAM = "no TLS (\"status\": false): TLS is not supported yet, and this"
+            + " listener would serve plain text";
+    private static final String TLS_UPSTREAM = "no TLS (\"status\": false): upstream TLS is not supported yet, and"
+            + " the hosts would be reached in plain text";
 
-    private static List<RouteConfig> virtualHost(JsonObject vh) {
+    private static List<RouteConfig> virtualHost(JsonObject vh, List<String> warnings) {
         String vhName = vh.string("name", null);
         List<String> domains = vh.strings("domains");
         List<String> hosts = domains.contains("*") ? List.of() : domains;
-        vh.ignore("require_tls", "request_headers_to_add", "response_headers_to_add", "request_headers_to_remove",
-                "response_headers_to_remove", "per_filter_config");
+        vh.rejectUnless("require_tls", v -> v.isTextual() && (v.asText().isEmpty() || v.asText().equalsIgnoreCase("NONE")),
+                "\"NONE\": TLS is not supported yet, so it cannot be required");
+        for (String k : new String[] {"request_headers_to_add", "response_headers_to_add", "request_headers_to_remove",
+                "response_headers_to_remove", "per_filter_config"}) {
+            vh.rejectUnless(k, EMPTY, "nothing here: header manipulation and per-filter config are not supported");
+        }
         List<RouteConfig> routes = vh.array("routers", (n, p) -> {
             JsonObject r = JsonObject.of(n, p);
             JsonObject m = r.object("match");
@@ -144,7 +164,8 @@ final class MosnFormat {
                             ? build(h.at("value"), () -> StringMatch.regex(value)) : StringMatch.exact(value);
                     return new HeaderMatch(name, v);
                 });
-                m.ignore("variables", "dsl_expressions");
+                m.rejectUnless("variables", EMPTY, "nothing here: variable matches are not supported");
+                m.rejectUnless("dsl_expressions", EMPTY, "nothing here: DSL matches are not supported");
                 m.finish();
             }
             JsonObject route = r.object("route");
@@ -154,11 +175,19 @@ final class MosnFormat {
             String cluster = route.requiredString("cluster_name");
             String rewrite = route.string("prefix_rewrite", null);
             Duration timeout = route.duration("timeout", null);
-            route.ignore("retry_policy", "metadata_match", "hash_policy", "request_mirror_policies", "host_rewrite",
-                    "auto_host_rewrite", "weighted_clusters", "cluster_header", "upgrade_configs");
+            route.rejectUnless("retry_policy", EMPTY, "nothing here: retries are not configurable yet (a bodiless"
+                    + " idempotent HTTP request is retried once on a fresh connection after a stale pooled one)");
+            for (String k : new String[] {"metadata_match", "hash_policy", "request_mirror_policies", "host_rewrite",
+                    "weighted_clusters", "cluster_header", "upgrade_configs"}) {
+                route.rejectUnless(k, EMPTY, "nothing here: not supported by this gateway");
+            }
+            route.rejectUnless("auto_host_rewrite", FALSE, "false: host rewriting is not supported");
             route.finish();
-            r.ignore("per_filter_config", "request_headers_to_add", "response_headers_to_add", "direct_response",
-                    "redirect", "metadata");
+            for (String k : new String[] {"per_filter_config", "request_headers_to_add", "response_headers_to_add",
+                    "direct_response", "redirect"}) {
+                r.rejectUnless(k, EMPTY, "nothing here: not supported by this gateway");
+            }
+            r.warnIgnored(warnings, "route metadata only serves subset load balancing, which is not supported", "metadata");
             r.finish();
             // a service-header route is a Bolt route too: service matches ride along in RouteMatch.service
             StringMatch service = null;
@@ -183,40 +212,56 @@ final class MosnFormat {
         String address = o.requiredString("address");
         HostConfig bind = build(o.at("address"), () -> HostConfig.parse(address.replace("0.0.0.0:0", "0.0.0.0:1"), 1));
         int port = address.endsWith(":0") ? 0 : bind.port();
-        o.ignore("bind_port", "type", "access_logs", "use_original_dst", "inspector", "connection_idle_timeout",
-                "stream_filters", "listener_filters", "network");
-        if (o.raw("stream_filters") != null) {
-            warnings.add(o.at("stream_filters") + " is MOSN-only and ignored");
-        }
+        o.rejectUnless("bind_port", v -> v.isBoolean() && v.asBoolean(), "true: the gateway binds every listener");
+        o.rejectUnless("use_original_dst", FALSE, "false: original-destination listeners are not supported");
+        o.rejectUnless("inspector", FALSE, "false: TLS is not supported yet");
+        o.rejectUnless("network", v -> v.isTextual() && (v.asText().isEmpty() || v.asText().equalsIgnoreCase("tcp")),
+                "\"tcp\"");
+        o.rejectUnless("stream_filters", EMPTY, "nothing here: stream filters are not supported (a filter such as"
+                + " fault injection, authentication or rate limiting would silently not run)");
+        o.rejectUnless("listener_filters", EMPTY, "nothing here: listener filters are not supported");
+        o.warnIgnored(warnings, "MOSN labels and logs; see access_log in the native format", "type", "access_logs");
+        Duration idle = o.duration("connection_idle_timeout", null);
         Protocol[] protocol = {Protocol.HTTP};
         String[] router = {null};
         o.array("filter_chains", (cn, cp) -> {
             JsonObject chain = JsonObject.of(cn, cp);
-            chain.ignore("match", "tls_context", "tls_context_set");
+            chain.rejectUnless("match", EMPTY, "nothing here: filter-chain matching is not supported");
+            chain.rejectUnless("tls_context", NO_TLS, TLS_DOWNSTREAM);
+            chain.rejectUnless("tls_context_set", v -> EMPTY.test(v) || v.isArray() && allNoTls(v), TLS_DOWNSTREAM);
             chain.array("filters", (fn, fp) -> {
                 JsonObject f = JsonObject.of(fn, fp);
                 String type = f.requiredString("type");
                 JsonObject cfg = f.object("config");
                 f.finish();
-                if (!type.equals("proxy")) {
-                    if (!type.equals("connection_manager")) {
-                        warnings.add(fp + ": filter type \"" + type + "\" is MOSN-only and ignored");
+                if (type.equals("connection_manager")) {
+                    // old MOSN files name the router here too; anything else in it would be dropped
+                    if (cfg != null) {
+                        cfg.string("router_config_name", null);
+                        cfg.finish();
                     }
                     return null;
+                }
+                if (!type.equals("proxy")) {
+                    throw new ConfigException(f.at("type"), type, "\"proxy\" (other network filters are not supported)");
                 }
                 if (cfg == null) {
                     throw new ConfigException(f.at("config"), null, "the proxy filter's config");
                 }
                 String down = cfg.string("downstream_protocol", "Http1");
-                protocol[0] = switch (down.toLowerCase(Locale.ROOT)) {
-                    case "http1", "auto" -> Protocol.HTTP;
-                    case "bolt", "sofarpc", "x", "boltv2" -> Protocol.BOLT;
-                    default -> throw new ConfigException(cfg.at("downstream_protocol"), down,
+                protocol[0] = downstream(down);
+                if (protocol[0] == null) {
+                    throw new ConfigException(cfg.at("downstream_protocol"), down,
                             "\"Http1\" or \"bolt\" (HTTP/2 is not supported yet)");
-                };
-                cfg.string("upstream_protocol", null);
+                }
+                Protocol down0 = protocol[0];
+                cfg.rejectUnless("upstream_protocol", v -> v.isTextual() && downstream(v.asText()) == down0,
+                        "the downstream_protocol \"" + down + "\" (the gateway does not translate protocols)");
                 router[0] = cfg.string("router_config_name", null);
-                cfg.ignore("extend_config", "name", "fallback_for_unknown_protocol");
+                cfg.rejectUnless("extend_config", v -> EMPTY.test(v) || v.isObject() && v.size() == 1
+                        && downstream(v.path("sub_protocol").asText("")) == Protocol.BOLT, "{\"sub_protocol\": \"bolt\"} or nothing");
+                cfg.rejectUnless("fallback_for_unknown_protocol", FALSE, "false");
+                cfg.warnIgnored(warnings, "a label", "name");
                 cfg.finish();
                 return null;
             });
@@ -245,8 +290,27 @@ final class MosnFormat {
                 forProtocol.add(r);
             }
         }
-        BoltOptions bolt = BoltOptions.defaults();
-        return build(o.path(), () -> new ListenerConfig(name, protocol[0], bind.host(), port, forProtocol, null, bolt));
+        HttpOptions http = idle == null ? HttpOptions.defaults() : HttpOptions.builder().idleTimeout(idle).build();
+        BoltOptions bolt = idle == null ? BoltOptions.defaults() : BoltOptions.builder().idleTimeout(idle).build();
+        return build(o.path(), () -> new ListenerConfig(name, protocol[0], bind.host(), port, forProtocol, http, bolt));
+    }
+
+    /** A MOSN protocol name as this gateway's protocol, or null when it is not supported. */
+    private static Protocol downstream(String name) {
+        return switch (name.toLowerCase(Locale.ROOT)) {
+            case "http1", "auto" -> Protocol.HTTP;
+            case "bolt", "sofarpc", "x", "boltv2" -> Protocol.BOLT;
+            default -> null;
+        };
+    }
+
+    private static boolean allNoTls(JsonNode array) {
+        for (JsonNode t : array) {
+            if (!NO_TLS.test(t)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private static ClusterConfig cluster(JsonObject o, List<String> warnings) {
@@ -260,12 +324,13 @@ final class MosnFormat {
             JsonObject h = JsonObject.of(n, p);
             String address = h.requiredString("address");
             int weight = h.integer("weight", 1);
-            h.ignore("hostname", "metadata", "tls_disable");
+            h.warnIgnored(warnings, "host labels and metadata; upstream TLS is not supported anyway", "hostname",
+                    "metadata", "tls_disable");
             h.finish();
             return build(p, () -> HostConfig.parse(address, weight));
         });
         Duration connect = o.duration("connect_timeout", null);
-        HealthCheckConfig hc = healthCheck(o.object("health_check"));
+        HealthCheckConfig hc = healthCheck(o.object("health_check"), warnings);
         SlowStartConfig ss = ConfigLoader.slowStart(o.object("slow_start"), true);
         JsonObject lbConfig = o.object("lbconfig");
         int choices = 2;
@@ -275,23 +340,36 @@ final class MosnFormat {
             bias = lbConfig.number("active_request_bias", 1.0);
             lbConfig.finish();
         }
-        o.ignore("max_request_per_conn", "conn_buffer_limit_bytes", "circuit_breakers", "idle_timeout", "keepalive",
-                "tls_context", "lb_subset_config", "spec", "original_dst_lb_config", "cluster_manager_tls",
-                "dns_resolvers", "dns_refresh_rate", "respect_dns_ttl", "connection_pool_mode", "cluster_pool_enable");
+        Duration idle = o.duration("idle_timeout", null);
+        o.rejectUnless("circuit_breakers", EMPTY, "nothing here: circuit breakers are not supported yet, and"
+                + " their thresholds would not protect the hosts");
+        o.rejectUnless("max_request_per_conn", v -> false, "no such limit: it is not supported yet and would not apply");
+        o.rejectUnless("conn_buffer_limit_bytes", v -> false, "no such limit: buffering follows Netty's write"
+                + " watermarks and backpressure; this limit is not supported and would not apply");
+        o.rejectUnless("keepalive", EMPTY, "nothing here: upstream keepalive heartbeats are not configurable");
+        o.rejectUnless("tls_context", NO_TLS, TLS_UPSTREAM);
+        o.rejectUnless("cluster_manager_tls", FALSE, "false: " + TLS_UPSTREAM);
+        for (String k : new String[] {"lb_subset_config", "spec", "original_dst_lb_config", "dns_resolvers",
+                "dns_refresh_rate", "respect_dns_ttl", "connection_pool_mode"}) {
+            o.rejectUnless(k, EMPTY, "nothing here: not supported by this gateway");
+        }
+        o.rejectUnless("cluster_pool_enable", FALSE, "false: not supported by this gateway");
         o.finish();
+        PoolConfig pool = idle == null ? null : PoolConfig.builder().idleTimeout(idle).build();
         int ch = choices;
         double b = bias;
         // MOSN warms up every host present at boot (warm_up_at_boot); say so explicitly in the MOSN format
-        return build(o.path(), () -> new ClusterConfig(name, Protocol.HTTP, lb, hosts, connect, null, null, hc, ss, null,
+        return build(o.path(), () -> new ClusterConfig(name, Protocol.HTTP, lb, hosts, connect, null, pool, hc, ss, null,
                 ClusterConfig.DEFAULT_PANIC_THRESHOLD, ss != null, ch, b));
     }
 
-    private static HealthCheckConfig healthCheck(JsonObject o) {
+    private static HealthCheckConfig healthCheck(JsonObject o, List<String> warnings) {
         if (o == null) {
             return null;
         }
         String protocol = o.string("protocol", "");
-        o.string("service_name", null);
+        o.warnIgnored(warnings, "labels and MOSN's health-check event log; transitions are logged and counted",
+                "service_name", "event_log_path");
         HealthCheckConfig d = HealthCheckConfig.of(HealthCheckConfig.TCP);
         Duration timeout = o.duration("timeout", d.timeout());
         Duration interval = o.duration("interval", d.interval());
@@ -300,12 +378,14 @@ final class MosnFormat {
         int healthy = o.integer("healthy_threshold", d.healthyThreshold());
         int unhealthy = o.integer("unhealthy_threshold", d.unhealthyThreshold());
         String path = null;
+        String method = null;
         List<StatusRange> codes = null;
         JsonObject check = o.object("check_config");
         if (check != null) {
             JsonObject http = check.object("http_check_config");
             if (http != null) {
                 path = http.string("path", null);
+                method = http.string("method", null);
                 codes = http.array("codes", (n, p) -> {
                     JsonObject c = JsonObject.of(n, p);
                     int start = c.integer("Start", 200);
@@ -313,12 +393,14 @@ final class MosnFormat {
                     c.finish();
                     return build(p, () -> new StatusRange(start, end));
                 });
-                http.ignore("timeout", "method", "scheme", "port");
+                http.rejectUnless("timeout", v -> false, "no timeout here: the health_check's own timeout applies");
+                http.rejectUnless("scheme", v -> v.isTextual() && v.asText().equalsIgnoreCase("http"), "\"http\"");
+                http.rejectUnless("port", v -> false, "no port: the probe goes to the host's own port");
                 http.finish();
             }
             check.finish();
         }
-        o.ignore("event_log_path", "common_callbacks");
+        o.rejectUnless("common_callbacks", EMPTY, "nothing here: health-check callbacks are not supported");
         o.finish();
         String probe = switch (protocol) {
             case "Http1" -> HealthCheckConfig.HTTP;
@@ -326,9 +408,10 @@ final class MosnFormat {
             default -> HealthCheckConfig.TCP; // as in MOSN: anything else (even "http1") is a TCP dial
         };
         String p = path;
+        String m = method;
         List<StatusRange> c = codes;
         return build(o.path(), () -> new HealthCheckConfig(probe, interval, timeout, jitter, initial, healthy, unhealthy,
-                null, p, null, c));
+                m, p, null, c));
     }
 
     private static AdminConfig admin(JsonObject o) {
@@ -343,6 +426,7 @@ final class MosnFormat {
         JsonObject sock = addr.object("socket_address");
         addr.finish();
         if (sock == null) {
+            o.finish();
             return AdminConfig.defaults();
         }
         String host = sock.string("address", "127.0.0.1");

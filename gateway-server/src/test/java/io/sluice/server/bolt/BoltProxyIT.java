@@ -107,14 +107,16 @@ class BoltProxyIT {
                 listener("bolt", List.of(), "echo"),
                 listener("slow", List.of(), "slow"),
                 listener("doomed", List.of(), "doomed"),
-                new ListenerConfig("narrow", Protocol.BOLT, "127.0.0.1", 0, List.of(), null,
-                        new BoltOptions(4 << 20, Duration.ofSeconds(90), "slow", 2)),
-                new ListenerConfig("brief", Protocol.BOLT, "127.0.0.1", 0, List.of(), null,
-                        new BoltOptions(4 << 20, Duration.ofMillis(600), "echo")),
+                ListenerConfig.builder().name("narrow").protocol(Protocol.BOLT)
+                        .bolt(BoltOptions.builder().maxFrameLength(4 << 20).defaultCluster("slow").maxInFlight(2).build()).build(),
+                ListenerConfig.builder().name("brief").protocol(Protocol.BOLT)
+                        .bolt(BoltOptions.builder().maxFrameLength(4 << 20).idleTimeout(Duration.ofMillis(600))
+                                .defaultCluster("echo").build()).build(),
                 listener("strict", List.of(new RouteConfig("sofa", new RouteMatch(null, null, null, null,
                         StringMatch.exact(SOFA_SERVICE), null), "echo", null, null)), null));
-        gw = GatewayFixture.start(new GatewayConfig(listeners, clusters, AdminConfig.disabled(),
-                new TransportConfig("auto", 2, 128), Duration.ofSeconds(5)));
+        gw = GatewayFixture.start(GatewayConfig.builder().listeners(listeners).clusters(clusters).admin(AdminConfig.disabled())
+                .transport(TransportConfig.builder().workerThreads(2).backlog(128).build())
+                .drainTimeout(Duration.ofSeconds(5)).build());
         clientV1 = new RpcClient();
         clientV1.startup();
         clientV2 = new RpcClient();
@@ -142,13 +144,14 @@ class BoltProxyIT {
     }
 
     private static ClusterConfig cluster(String name, int port, Duration responseTimeout) {
-        return new ClusterConfig(name, Protocol.BOLT, LbPolicy.ROUND_ROBIN, List.of(new HostConfig("127.0.0.1", port, 1)),
-                Duration.ofSeconds(2), responseTimeout, null, null, null, null, 50, false, 2, 1.0);
+        return ClusterConfig.builder().name(name).protocol(Protocol.BOLT).lb(LbPolicy.ROUND_ROBIN)
+                .hosts(new HostConfig("127.0.0.1", port, 1)).connectTimeout(Duration.ofSeconds(2))
+                .responseTimeout(responseTimeout).build();
     }
 
     private static ListenerConfig listener(String name, List<RouteConfig> routes, String defaultCluster) {
-        return new ListenerConfig(name, Protocol.BOLT, "127.0.0.1", 0, routes, null,
-                new BoltOptions(4 << 20, Duration.ofSeconds(90), defaultCluster));
+        return ListenerConfig.builder().name(name).protocol(Protocol.BOLT).routes(routes)
+                .bolt(BoltOptions.builder().maxFrameLength(4 << 20).defaultCluster(defaultCluster).build()).build();
     }
 
     private String addr(String listener, String suffix) {

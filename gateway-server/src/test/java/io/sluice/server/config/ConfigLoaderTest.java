@@ -7,10 +7,12 @@ import io.sluice.core.config.HealthCheckConfig;
 import io.sluice.core.config.HostConfig;
 import io.sluice.core.config.LbPolicy;
 import io.sluice.core.config.ListenerConfig;
+import io.sluice.core.config.OutlierConfig;
 import io.sluice.core.config.Protocol;
 import io.sluice.core.config.RouteConfig;
 import io.sluice.core.config.StatusRange;
 import io.sluice.core.config.StringMatch;
+import io.sluice.core.config.TransportConfig;
 import io.sluice.core.config.WatchConfig;
 import org.junit.jupiter.api.Test;
 
@@ -107,6 +109,19 @@ class ConfigLoaderTest {
         assertThat(api.healthCheck()).isNull();
         assertThat(c.listeners().get(0).address()).isEqualTo("127.0.0.1");
         assertThat(c.admin().enabled()).isTrue();
+    }
+
+    @Test
+    void theBuildersDefaultsAreTheLoadersDefaults() {
+        GatewayConfig c = nat("""
+                {"listeners": [{"name": "web", "port": 0, "routes": [{"cluster": "api"}], "http": {}, "bolt": {}}],
+                 "clusters": [{"name": "api", "hosts": ["127.0.0.1:9000"], "pool": {}, "health_check": {}, "outlier": {}}],
+                 "transport": {}}""");
+        assertThat(c.listeners().get(0)).isEqualTo(ListenerConfig.builder().name("web").routes(RouteConfig.to("api")).build());
+        assertThat(c.cluster("api")).isEqualTo(ClusterConfig.builder().name("api").hosts(new HostConfig("127.0.0.1", 9000, 1))
+                .healthCheck(HealthCheckConfig.builder().build()).outlier(OutlierConfig.builder().build()).build());
+        assertThat(c.transport()).isEqualTo(TransportConfig.builder().build());
+        assertThat(c.drainTimeout()).isEqualTo(GatewayConfig.builder().listeners(c.listeners()).clusters(c.clusters()).build().drainTimeout());
     }
 
     @Test
@@ -232,7 +247,10 @@ class ConfigLoaderTest {
         assertThat(cl.warmUpAtBoot()).isTrue(); // MOSN warms up every host present at boot
         assertThat(cl.healthCheck().probe()).isEqualTo(HealthCheckConfig.HTTP);
         assertThat(cl.healthCheck().initialDelay()).isEqualTo(Duration.ofSeconds(1));
-        assertThat(loaded.warnings()).isEmpty();
+        assertThat(loaded.warnings()).containsExactlyInAnyOrder(
+                "$.servers[0]: default_log_path, default_log_level are ignored (MOSN process settings; Sluice logs through SLF4J)",
+                "$.cluster_manager.clusters[0].health_check.service_name is ignored (labels and MOSN's health-check event"
+                        + " log; transitions are logged and counted)");
     }
 
     @Test
@@ -256,11 +274,128 @@ class ConfigLoaderTest {
                    "hosts": [{"address": "127.0.0.1:8080"}]}]},
                  "tracing": {"enable": true}}""";
         LoadedConfig loaded = ConfigLoader.parse(mosn, "m.json");
-        assertThat(loaded.warnings()).containsExactly("$.tracing is MOSN-only and ignored");
+        assertThat(loaded.warnings()).containsExactly("$.tracing is ignored (MOSN-only)");
         assertThat(loaded.config().cluster("c").lb()).isEqualTo(LbPolicy.RANDOM);
         assertThat(error(mosn.replace("\"Http1\"", "\"Http2\""))).contains("downstream_protocol", "HTTP/2 is not supported");
         assertThat(error(mosn.replace("LB_RANDOM", "LB_MAGLEV"))).startsWith("$.cluster_manager.clusters[0].lb_type:");
         assertThat(error(mosn.replace("\"SIMPLE\"", "\"STRICT_DNS\""))).startsWith("$.cluster_manager.clusters[0].type:");
+    }
+
+    private static final String MOSN = """
+            {"servers": [{"listeners": [{"name": "l", "address": "127.0.0.1:2046",
+               "filter_chains": [{"filters": [{"type": "proxy", "config": {"downstream_protocol": "Http1",
+                 "upstream_protocol": "Http1", "router_config_name": "r"}}]}]}],
+              "routers": [{"router_config_name": "r", "virtual_hosts": [{"name": "v", "domains": ["*"],
+                 "routers": [{"match": {"prefix": "/"}, "route": {"cluster_name": "c"}}]}]}]}],
+             "cluster_manager": {"clusters": [{"name": "c", "type": "SIMPLE",
+               "health_check": {"protocol": "Http1", "check_config": {"http_check_config": {"path": "/"}}},
+               "hosts": [{"address": "127.0.0.1:8080"}]}]}}""";
+
+    /** {@link #MOSN} with {@code key: value} added to the object whose text starts with {@code anchor}. */
+    private static String mosnWith(String anchor, String keyValue) {
+        assertThat(MOSN).contains(anchor);
+        return MOSN.replace(anchor, anchor + " " + keyValue + ",");
+    }
+
+    private static final String LISTENER = "{\"name\": \"l\",";
+    private static final String CHAIN = "\"filter_chains\": [{";
+    private static final String PROXY = "\"config\": {";
+    private static final String VHOST = "{\"name\": \"v\",";
+    private static final String ROUTE = "\"route\": {";
+    private static final String CLUSTER = "{\"name\": \"c\",";
+    private static final String CHECK = "\"http_check_config\": {";
+
+    @Test
+    void mosnKeysThatWouldChangeSecurityOrResilienceAreRejectedNamingPathAndValue() {
+        assertThat(ConfigLoader.parse(MOSN, "m.json").warnings()).isEmpty();
+        String[][] cases = {
+                {CHAIN, "\"tls_context\": {\"status\": true, \"cert_chain\": \"c.pem\"}",
+                        "$.servers[0].listeners[0].filter_chains[0].tls_context: bad value \"{\"status\":true", "plain text"},
+                {CHAIN, "\"tls_context_set\": [{\"status\": true}]", "$.servers[0].listeners[0].filter_chains[0].tls_context_set:", "plain text"},
+                {LISTENER, "\"inspector\": true", "$.servers[0].listeners[0].inspector: bad value \"true\"", "TLS"},
+                {LISTENER, "\"stream_filters\": [{\"type\": \"fault\"}]", "$.servers[0].listeners[0].stream_filters:", "would silently not run"},
+                {LISTENER, "\"bind_port\": false", "$.servers[0].listeners[0].bind_port: bad value \"false\"", "true"},
+                {PROXY, "\"fallback_for_unknown_protocol\": true", ".config.fallback_for_unknown_protocol: bad value \"true\"", "false"},
+                {VHOST, "\"require_tls\": \"ALL\"", ".virtual_hosts[0].require_tls: bad value \"ALL\"", "TLS"},
+                {VHOST, "\"request_headers_to_add\": [{\"key\": \"x\"}]", ".virtual_hosts[0].request_headers_to_add:", "not supported"},
+                {ROUTE, "\"retry_policy\": {\"retry_on\": true, \"num_retries\": 3}", ".routers[0].route.retry_policy: bad value \"{", "retries"},
+                {ROUTE, "\"weighted_clusters\": [{\"cluster\": {\"name\": \"c\"}}]", ".routers[0].route.weighted_clusters:", "not supported"},
+                {CLUSTER, "\"circuit_breakers\": [{\"max_connections\": 10}]", "$.cluster_manager.clusters[0].circuit_breakers: bad value \"[{", "circuit breakers"},
+                {CLUSTER, "\"max_request_per_conn\": 1024", "$.cluster_manager.clusters[0].max_request_per_conn: bad value \"1024\"", "limit"},
+                {CLUSTER, "\"conn_buffer_limit_bytes\": 32768", "$.cluster_manager.clusters[0].conn_buffer_limit_bytes: bad value \"32768\"", "limit"},
+                {CLUSTER, "\"tls_context\": {\"status\": true}", "$.cluster_manager.clusters[0].tls_context:", "plain text"},
+                {CLUSTER, "\"lb_subset_config\": {\"fall_back_policy\": 1}", "$.cluster_manager.clusters[0].lb_subset_config:", "not supported"},
+                {CHECK, "\"timeout\": \"2s\"", ".health_check.check_config.http_check_config.timeout: bad value \"2s\"", "timeout"},
+                {CHECK, "\"port\": 8081", ".http_check_config.port: bad value \"8081\"", "host's own port"},
+                {"\"health_check\": {", "\"common_callbacks\": [\"x\"]", ".health_check.common_callbacks:", "not supported"},
+                {"\"cluster_manager\": {", "\"tls_context\": {\"status\": true}", "$.cluster_manager.tls_context:", "plain text"},
+        };
+        for (String[] c : cases) {
+            assertThat(error(mosnWith(c[0], c[1]))).as(c[1]).contains(c[2], c[3]);
+        }
+        assertThat(error(MOSN.replace("{\"servers\":", "{\"dynamic_resources\": {\"lds_config\": {}}, \"servers\":")))
+                .contains("$.dynamic_resources: bad value", "xDS");
+        assertThat(error(MOSN.replace("\"upstream_protocol\": \"Http1\"", "\"upstream_protocol\": \"Http2\"")))
+                .contains(".config.upstream_protocol: bad value \"Http2\"", "does not translate protocols");
+        assertThat(error(MOSN.replace("\"type\": \"proxy\"", "\"type\": \"tcp_proxy\"")))
+                .contains(".filters[0].type: bad value \"tcp_proxy\"", "other network filters are not supported");
+        // the harmless forms of the same keys load
+        for (String[] ok : new String[][] {{CHAIN, "\"tls_context\": {\"status\": false}"}, {LISTENER, "\"bind_port\": true"},
+                {VHOST, "\"require_tls\": \"NONE\""}, {ROUTE, "\"retry_policy\": {}"}, {CLUSTER, "\"circuit_breakers\": []"}}) {
+            assertThat(ConfigLoader.parse(mosnWith(ok[0], ok[1]), "m.json").warnings()).as(ok[1]).isEmpty();
+        }
+    }
+
+    @Test
+    void mosnTimeoutsThatMatterAreApplied() {
+        String json = mosnWith(LISTENER, "\"connection_idle_timeout\": \"30s\"")
+                .replace(CLUSTER, CLUSTER + " \"idle_timeout\": \"2s\",")
+                .replace(CHECK, CHECK + " \"method\": \"HEAD\",")
+                .replace("{\"listeners\":", "{\"graceful_timeout\": \"20s\", \"listeners\":");
+        GatewayConfig c = ConfigLoader.parse(json, "m.json").config();
+        assertThat(c.listeners().get(0).http().idleTimeout()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(c.listeners().get(0).bolt().idleTimeout()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(c.cluster("c").pool().idleTimeout()).isEqualTo(Duration.ofSeconds(2));
+        assertThat(c.cluster("c").healthCheck().httpMethod()).isEqualTo("HEAD");
+        assertThat(c.drainTimeout()).isEqualTo(Duration.ofSeconds(20));
+    }
+
+    @Test
+    void mosnLabelsAndLoggingKeysAreWarnedAbout() {
+        String json = mosnWith(LISTENER, "\"type\": \"ingress\", \"access_logs\": [{\"log_path\": \"/tmp/a\"}]")
+                .replace("{\"address\": \"127.0.0.1:8080\"}", "{\"address\": \"127.0.0.1:8080\", \"hostname\": \"h1\"}")
+                .replace("{\"servers\":", "{\"pprof\": {\"debug\": true}, \"servers\":");
+        assertThat(ConfigLoader.parse(json, "m.json").warnings()).containsExactlyInAnyOrder(
+                "$.pprof is ignored (MOSN-only)",
+                "$.servers[0].listeners[0]: type, access_logs are ignored (MOSN labels and logs; see access_log in the native format)",
+                "$.cluster_manager.clusters[0].hosts[0].hostname is ignored (host labels and metadata; upstream TLS is not"
+                        + " supported anyway)");
+    }
+
+    @Test
+    void everyNativeObjectRejectsAKeyItDoesNotKnow() {
+        String template = """
+                {/*0*/"listeners": [{/*1*/"name": "web", "port": 0, "http": {/*2*/}, "bolt": {/*3*/},
+                   "routes": [{/*4*/"cluster": "api", "match": {/*5*/"path": {/*6*/"prefix": "/"},
+                     "headers": [{/*7*/"name": "x", "exact": "y"}]}}]}],
+                 "clusters": [{/*8*/"name": "api", "hosts": [{/*9*/"address": "127.0.0.1:9000"}], "pool": {/*10*/},
+                   "health_check": {/*11*/"http": {/*12*/}}, "slow_start": {/*13*/"window": "1s"}, "outlier": {/*14*/}}],
+                 "admin": {/*15*/}, "transport": {/*16*/}, "access_log": {/*17*/}, "watch_config": {/*18*/}}""";
+        String[] paths = {"$", "$.listeners[0]", "$.listeners[0].http", "$.listeners[0].bolt", "$.listeners[0].routes[0]",
+                "$.listeners[0].routes[0].match", "$.listeners[0].routes[0].match.path",
+                "$.listeners[0].routes[0].match.headers[0]", "$.clusters[0]", "$.clusters[0].hosts[0]", "$.clusters[0].pool",
+                "$.clusters[0].health_check", "$.clusters[0].health_check.http", "$.clusters[0].slow_start",
+                "$.clusters[0].outlier", "$.admin", "$.transport", "$.access_log", "$.watch_config"};
+        String clean = template.replaceAll("/\\*\\d+\\*/", "");
+        assertThat(nat(clean).clusters()).hasSize(1);
+        for (int i = 0; i < paths.length; i++) {
+            String marker = "/*" + i + "*/";
+            String objectWasEmpty = template.contains(marker + "}") ? "" : ", ";
+            String json = template.replace(marker, "\"retry_policy\": {\"n\": 3}" + objectWasEmpty).replaceAll("/\\*\\d+\\*/", "");
+            assertThat(error(json)).as(paths[i]).startsWith(paths[i] + ".retry_policy: bad value \"{\"n\":3}\"");
+        }
+        assertThat(error(clean.replace("\"exact\": \"y\"", "\"exact\": \"y\", \"present\": false")))
+                .startsWith("$.listeners[0].routes[0].match.headers[0].present: bad value false");
     }
 
     @Test

@@ -29,8 +29,8 @@ import static org.awaitility.Awaitility.await;
 class HealthCheckIT {
 
     private static HealthCheckConfig fast(String probe, String path, List<StatusRange> expected) {
-        return new HealthCheckConfig(probe, Duration.ofMillis(100), Duration.ofMillis(500), Duration.ZERO, Duration.ZERO,
-                1, 1, null, path, null, expected);
+        return HealthCheckConfig.builder().probe(probe).interval(Duration.ofMillis(100)).timeout(Duration.ofMillis(500))
+                .healthyThreshold(1).unhealthyThreshold(1).httpPath(path).expectedStatuses(expected).build();
     }
 
     private static HealthStatus health(Gateway g, String cluster, int i) {
@@ -87,8 +87,8 @@ class HealthCheckIT {
             GatewayConfig base = GatewayFixture.simple(a);
             ClusterConfig tcp = ClusterConfig.of("tcp", List.of(new HostConfig("127.0.0.1", closed, 1),
                     new HostConfig("127.0.0.1", a.port(), 1))).withHealthCheck(fast(HealthCheckConfig.TCP, null, null));
-            ClusterConfig b = new ClusterConfig("rpc", Protocol.BOLT, null, List.of(new HostConfig("127.0.0.1", bolt.port(), 1)),
-                    null, null, null, fast(HealthCheckConfig.BOLT, null, null), null, null, 50, false, 2, 1.0);
+            ClusterConfig b = ClusterConfig.builder().name("rpc").protocol(Protocol.BOLT)
+                    .hosts(new HostConfig("127.0.0.1", bolt.port(), 1)).healthCheck(fast(HealthCheckConfig.BOLT, null, null)).build();
             try (Gateway g = GatewayFixture.start(base.withClusters(List.of(base.clusters().get(0), tcp, b)))) {
                 await().atMost(Duration.ofSeconds(10)).until(() -> health(g, "tcp", 0) == HealthStatus.UNHEALTHY
                         && health(g, "tcp", 1) == HealthStatus.HEALTHY && health(g, "rpc", 0) == HealthStatus.HEALTHY);
@@ -104,8 +104,9 @@ class HealthCheckIT {
     @Test
     void aBackendListedByTwoClustersWithTheSameCheckIsProbedOnce() throws Exception {
         Duration interval = Duration.ofMillis(200);
-        HealthCheckConfig hc = new HealthCheckConfig(HealthCheckConfig.HTTP, interval, Duration.ofMillis(500), Duration.ZERO,
-                Duration.ZERO, 1, 1, null, "/status/204", null, List.of(new StatusRange(204, 204)));
+        HealthCheckConfig hc = HealthCheckConfig.builder().probe(HealthCheckConfig.HTTP).interval(interval)
+                .timeout(Duration.ofMillis(500)).healthyThreshold(1).unhealthyThreshold(1).httpPath("/status/204")
+                .expectedStatuses(List.of(new StatusRange(204, 204))).build();
         TestBackend shared = TestBackend.start();
         boolean sharedClosed = false;
         try (TestBackend other = TestBackend.start()) {

@@ -50,8 +50,8 @@ class SlowStartIT {
         GatewayConfig base = GatewayFixture.simple(List.of(GatewayFixture.host(a, 1), GatewayFixture.host(b, 2),
                 GatewayFixture.host(c, 3)), HttpOptions.defaults());
         ClusterConfig cluster = base.clusters().get(0)
-                .withHealthCheck(new HealthCheckConfig(HealthCheckConfig.HTTP, Duration.ofMillis(100), Duration.ofMillis(500),
-                        Duration.ZERO, Duration.ZERO, 1, 1, null, "/status/200", null, null))
+                .withHealthCheck(HealthCheckConfig.builder().probe(HealthCheckConfig.HTTP).interval(Duration.ofMillis(100))
+                        .timeout(Duration.ofMillis(500)).healthyThreshold(1).unhealthyThreshold(1).httpPath("/status/200").build())
                 .withSlowStart(new SlowStartConfig(Duration.ofSeconds(3), 1.0, 0.1))
                 .withTimeouts(Duration.ofSeconds(2), Duration.ofSeconds(2));
         String heavy = "ok from " + portC;

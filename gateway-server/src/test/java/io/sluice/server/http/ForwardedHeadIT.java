@@ -41,9 +41,7 @@ class ForwardedHeadIT {
         backendThread = new Thread(this::serve, "echo-head-backend");
         backendThread.setDaemon(true);
         backendThread.start();
-        HttpOptions d = HttpOptions.defaults();
-        HttpOptions options = new HttpOptions(d.maxInitialLineLength(), d.maxHeaderSize(), d.maxRequestBodyBytes(),
-                d.idleTimeout(), d.requestHeaderTimeout(), true, false);
+        HttpOptions options = HttpOptions.builder().xForwarded(false).build();
         gw = GatewayFixture.start(GatewayFixture.simple(List.of(new HostConfig("127.0.0.1", backend.getLocalPort(), 1)),
                 options));
     }

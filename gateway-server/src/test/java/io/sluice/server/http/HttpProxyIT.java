@@ -46,7 +46,8 @@ class HttpProxyIT {
     void start() throws Exception {
         a = TestBackend.start();
         b = TestBackend.start();
-        HttpOptions options = new HttpOptions(1024, 4096, 1 << 20, Duration.ofSeconds(30), Duration.ofMillis(500), true, true);
+        HttpOptions options = HttpOptions.builder().maxInitialLineLength(1024).maxHeaderSize(4096).maxRequestBodyBytes(1 << 20)
+                .idleTimeout(Duration.ofSeconds(30)).requestHeaderTimeout(Duration.ofMillis(500)).build();
         // a short response timeout on the /stall route only: the rest of the suite must not turn
         // into 504s when a loaded 2-core CI machine is slow to answer
         GatewayConfig base = GatewayFixture.simple(List.of(GatewayFixture.host(a, 1), GatewayFixture.host(b, 1)), options);
@@ -332,9 +333,7 @@ class HttpProxyIT {
         TestBackend only = TestBackend.start();
         GatewayConfig base = GatewayFixture.simple(only);
         ClusterConfig c = base.clusters().get(0);
-        ClusterConfig noPanic = new ClusterConfig(c.name(), c.protocol(), c.lb(), c.hosts(), c.connectTimeout(),
-                c.responseTimeout(), c.pool(), c.healthCheck(), c.slowStart(), c.outlier(), 0, c.warmUpAtBoot(),
-                c.leastRequestChoices(), c.activeRequestBias());
+        ClusterConfig noPanic = c.toBuilder().panicThreshold(0).build();
         try (Gateway g = GatewayFixture.start(base.withClusters(List.of(noPanic)))) {
             g.cluster("c").hosts().get(0).health(HealthStatus.UNHEALTHY);
             HttpResponse<String> r = client.send(HttpRequest.newBuilder(uri(g, "/")).build(), HttpResponse.BodyHandlers.ofString());

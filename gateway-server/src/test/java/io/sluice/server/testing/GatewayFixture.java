@@ -29,9 +29,10 @@ public final class GatewayFixture {
     /** One HTTP listener "web" on a free port, every request to cluster "c" of the given backends. */
     public static GatewayConfig simple(List<HostConfig> hosts, HttpOptions options) {
         ClusterConfig c = ClusterConfig.of("c", hosts);
-        ListenerConfig l = new ListenerConfig("web", null, "127.0.0.1", 0, List.of(RouteConfig.to("c")), options, null);
-        return new GatewayConfig(List.of(l), List.of(c), AdminConfig.disabled(), new TransportConfig("auto", 1, 128),
-                Duration.ofSeconds(5));
+        ListenerConfig l = ListenerConfig.builder().name("web").routes(RouteConfig.to("c")).http(options).build();
+        return GatewayConfig.builder().listeners(l).clusters(c).admin(AdminConfig.disabled())
+                .transport(TransportConfig.builder().workerThreads(1).backlog(128).build())
+                .drainTimeout(Duration.ofSeconds(5)).build();
     }
 
     public static GatewayConfig simple(TestBackend... backends) {

@@ -1,0 +1,235 @@
+package io.sluice.server;
+
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.netty.channel.EventLoopGroup;
+import io.sluice.core.cluster.Host;
+import io.sluice.core.config.ClusterConfig;
+import io.sluice.core.time.Ticker;
+import io.sluice.lb.ClusterBalancer;
+import io.sluice.lb.HealthCheckHub;
+import io.sluice.lb.HealthProbe;
+import io.sluice.lb.LbContext;
+import io.sluice.server.health.NettyHealthProbes;
+import io.sluice.server.metrics.ClusterEvents;
+import io.sluice.server.metrics.ClusterMetrics;
+import io.sluice.server.metrics.GatewayMetrics;
+import io.sluice.server.metrics.HostGauges;
+import io.sluice.server.transport.EventLoopScheduler;
+import io.sluice.server.transport.Transport;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import java.util.random.RandomGenerator;
+
+/**
+ * The running clusters: one {@link ClusterBalancer} per cluster, wired to the health probes, the
+ * shared health-check loops, the state-change events and the cluster meters. Readers on any thread
+ * see the current clusters as one immutable map ({@link #current()}), replaced as a whole when
+ * {@link #update} publishes a new set. This is the seam through which host sources other than the
+ * config file (service discovery) will change clusters.
+ *
+ * <p>Not thread-safe for writers: {@link #start}, {@link #update}, {@link Update#finish} and
+ * {@link #close} are called under the owner's lock.
+ */
+final class ClusterRegistry {
+
+    private final MeterRegistry registry;
+    private final GatewayMetrics metrics;
+    private final EventLoopGroup workers;
+    private final Ticker ticker;
+    private final RandomGenerator random;
+    private final NettyHealthProbes probes;
+    /** Probing loops shared by all clusters: an address listed by several clusters with the same check is probed once. */
+    private final HealthCheckHub healthChecks = new HealthCheckHub();
+    private final HostGauges hostGauges;
+    private final ClusterEvents events;
+    private final Map<String, List<Meter>> clusterMeters = new HashMap<>();
+    /** Replaced as a whole (copy on write); readers on any thread see a consistent map. */
+    private volatile Map<String, ClusterBalancer> clusters = Map.of();
+
+    /**
+     * @param hostUnavailable run when a host fails its health check or is ejected (from an event loop)
+     */
+    ClusterRegistry(MeterRegistry registry, GatewayMetrics metrics, EventLoopGroup workers, Transport transport,
+                    Ticker ticker, RandomGenerator random, Consumer<Host> hostUnavailable) {
+        this.registry = registry;
+        this.metrics = metrics;
+        this.workers = workers;
+        this.ticker = ticker;
+        this.random = random;
+        this.probes = new NettyHealthProbes(workers, transport);
+        this.hostGauges = new HostGauges(registry);
+        this.events = new ClusterEvents(registry, hostUnavailable);
+    }
+
+    /** The running clusters by name (an immutable snapshot). */
+    Map<String, ClusterBalancer> current() {
+        return clusters;
+    }
+
+    /** The balancer of a cluster, or null. */
+    ClusterBalancer get(String name) {
+        return clusters.get(name);
+    }
+
+    /**
+     * Builds the first clusters. The map is published while it fills, so that {@link #close} after a
+     * failed start closes whatever was built.
+     */
+    Map<String, ClusterBalancer> start(List<ClusterConfig> configs) {
+        Map<String, ClusterBalancer> built = new LinkedHashMap<>();
+        clusters = built;
+        for (ClusterConfig c : configs) {
+            built.put(c.name(), newBalancer(c));
+        }
+        return built;
+    }
+
+    /**
+     * Applies {@code next}: clusters added get a new balancer, changed ones are
+     * {@linkplain ClusterBalancer#update updated} in place (kept hosts keep health, ejection state and
+     * warm-up clock), a cluster whose protocol changes is replaced; the new map is published at once.
+     * Balancers of removed or replaced clusters keep running until {@link Update#finish} (requests in
+     * flight to them finish; the route tables still in use may reference them).
+     */
+    Update update(List<ClusterConfig> next) {
+        Map<String, ClusterBalancer> running = clusters;
+        Map<String, ClusterBalancer> built = new LinkedHashMap<>();
+        List<String> added = new ArrayList<>();
+        List<String> updated = new ArrayList<>();
+        List<ClusterBalancer> retired = new ArrayList<>();
+        for (ClusterConfig c : next) {
+            ClusterBalancer b = running.get(c.name());
+            if (b == null) {
+                built.put(c.name(), newBalancer(c));
+                added.add(c.name());
+            } else if (b.config().equals(c)) {
+                built.put(c.name(), b);
+            } else if (b.config().protocol() != c.protocol()) {
+                retired.add(b);
+                removeClusterGauges(c.name());
+                built.put(c.name(), newBalancer(c));
+                updated.add(c.name());
+            } else {
+                b.update(c);
+                hostGauges.sync(b);
+                built.put(c.name(), b);
+                updated.add(c.name());
+            }
+        }
+        List<String> removed = new ArrayList<>();
+        for (ClusterBalancer b : running.values()) {
+            if (!built.containsKey(b.name())) {
+                retired.add(b);
+                removed.add(b.name());
+            }
+        }
+        Map<String, ClusterBalancer> published = Collections.unmodifiableMap(built);
+        clusters = published;
+        return new Update(published, added, updated, removed, retired);
+    }
+
+    /**
+     * What {@link #update} changed.
+     *
+     * @param clusters the clusters now published
+     * @param retired  balancers no longer published, still open until {@link #finish}
+     */
+    final class Update {
+        final Map<String, ClusterBalancer> clusters;
+        final List<String> added;
+        final List<String> updated;
+        final List<String> removed;
+        private final List<ClusterBalancer> retired;
+
+        private Update(Map<String, ClusterBalancer> clusters, List<String> added, List<String> updated,
+                       List<String> removed, List<ClusterBalancer> retired) {
+            this.clusters = clusters;
+            this.added = added;
+            this.updated = updated;
+            this.removed = removed;
+            this.retired = retired;
+        }
+
+        /**
+         * Closes the retired balancers and deletes the meters of removed clusters. Call once no route
+         * table references them any more (in-flight requests keep their host and finish).
+         */
+        void finish() {
+            for (ClusterBalancer b : retired) {
+                b.close();
+            }
+            for (String name : removed) {
+                removeClusterGauges(name);
+                metrics.removeCluster(name);
+                for (Meter m : registry.getMeters()) {
+                    String n = m.getId().getName();
+                    if ((n.startsWith("sluice.cluster.") || n.startsWith("sluice.upstream.")
+                            || n.startsWith("sluice.health_check.")) && name.equals(m.getId().getTag("cluster"))) {
+                        registry.remove(m);
+                    }
+                }
+            }
+        }
+    }
+
+    /** Closes every balancer (and its health checks) and removes the cluster gauges. */
+    void close() {
+        for (ClusterBalancer c : clusters.values()) {
+            c.close();
+        }
+        for (List<Meter> ms : clusterMeters.values()) {
+            ms.forEach(registry::remove);
+        }
+        clusterMeters.clear();
+    }
+
+    /** A balancer wired like every other (probes, state-change events, gauges). */
+    private ClusterBalancer newBalancer(ClusterConfig c) {
+        LbContext ctx = new LbContext(new EventLoopScheduler(workers.next(), ticker), random)
+                .withProbes(this::countedProbe).withListener(events).withHealthChecks(healthChecks);
+        ClusterBalancer balancer = ClusterBalancer.create(c, ctx);
+        metrics.addCluster(balancer);
+        List<Meter> meters = new ArrayList<>();
+        meters.add(Gauge.builder("sluice.cluster.hosts.available", balancer,
+                        b -> b.hosts().stream().filter(Host::available).count())
+                .tags("cluster", c.name()).description("Hosts the balancer may pick (healthy, not ejected)")
+                .register(registry));
+        meters.add(Gauge.builder("sluice.cluster.hosts", balancer, b -> b.hosts().size())
+                .tags("cluster", c.name()).description("Hosts configured").register(registry));
+        meters.add(Gauge.builder("sluice.cluster.panic", balancer, b -> b.panicking() ? 1 : 0)
+                .tags("cluster", c.name()).description("1 while the cluster balances over all hosts").register(registry));
+        clusterMeters.put(c.name(), meters);
+        hostGauges.sync(balancer);
+        return balancer;
+    }
+
+    /** A health probe whose attempts count in {@code sluice.health_check.attempts}. */
+    private HealthProbe countedProbe(ClusterConfig c) {
+        HealthProbe p = probes.create(c);
+        if (p == null || !metrics.recording()) {
+            return p;
+        }
+        String name = c.name();
+        return (host, callback) -> {
+            ClusterMetrics cm = metrics.cluster(name);
+            (cm == null ? p : cm.countProbes(p)).probe(host, callback);
+        };
+    }
+
+    /** Removes the gauges of a cluster (they hold the balancer). */
+    private void removeClusterGauges(String name) {
+        List<Meter> meters = clusterMeters.remove(name);
+        if (meters != null) {
+            meters.forEach(registry::remove);
+        }
+        hostGauges.remove(name);
+    }
+}
