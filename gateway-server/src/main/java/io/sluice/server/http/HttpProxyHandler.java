@@ -10,7 +10,6 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ConnectTimeoutException;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.util.ReferenceCountUtil;
-import io.netty.util.concurrent.ScheduledFuture;
 import io.sluice.codec.http.HttpBody;
 import io.sluice.codec.http.HttpDecodeError;
 import io.sluice.codec.http.HttpHead;
@@ -18,6 +17,9 @@ import io.sluice.codec.http.ProxyHeads;
 import io.sluice.core.cluster.Host;
 import io.sluice.core.cluster.Outcome;
 import io.sluice.core.config.HttpOptions;
+import io.sluice.core.time.Cancellable;
+import io.sluice.core.time.Scheduler;
+import io.sluice.core.time.Ticker;
 import io.sluice.lb.ClusterBalancer;
 import io.sluice.server.accesslog.AccessLog;
 import io.sluice.server.metrics.RequestOutcome;
@@ -41,8 +43,10 @@ import java.util.concurrent.TimeUnit;
  * <p>Buffer ownership: every {@link HttpHead} and {@link HttpBody} read is either written to the
  * other side (which then owns its bytes), queued (released if the exchange dies) or released here.
  *
- * <p>Timeouts share one lazily re-armed timer per connection: idle keep-alive, request-head read
- * (slowloris), and upstream response (time from request sent to response head).
+ * <p>Timeouts share one lazily re-armed timer per connection, on the listener's {@link Scheduler}
+ * for this event loop: idle keep-alive, request-head read (slowloris), upstream connect, and
+ * upstream response (time from request sent to response head). See "the one timer" below for
+ * why each fires exactly at its deadline.
  */
 final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
 
@@ -56,16 +60,20 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     private final HttpListenerContext lc;
     private ChannelHandlerContext ctx;
     private HttpUpstreamPool pool;
+    private Scheduler scheduler;
+    private Ticker ticker;
     private State state = State.AWAIT_HEAD;
     /** Messages held back: request parts while connecting, or a pipelined next request. */
     private final ArrayDeque<Object> queue = new ArrayDeque<>(4);
     private String clientIp;
 
-    // timers (nanos from the listener's ticker; 0 = not set)
-    private ScheduledFuture<?> timer;
+    // timers (nanos from the scheduler's ticker; 0 = not set)
+    private final Runnable timerTask = this::onTimer;
+    private Cancellable timer;
     private long timerDue;
     private long lastActivity;
     private long headStart;
+    private long connectDeadline;
     private long responseDeadline;
 
     // the current exchange
@@ -108,19 +116,21 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     public void handlerAdded(ChannelHandlerContext ctx) {
         this.ctx = ctx;
         this.pool = lc.pool(ctx.executor());
+        this.scheduler = lc.scheduler(ctx.executor());
+        this.ticker = scheduler.ticker();
     }
 
     @Override
     public void channelActive(ChannelHandlerContext ctx) {
         lc.metrics().connectionOpened();
-        lastActivity = lc.ticker().nanoTime();
+        lastActivity = ticker.nanoTime();
         armTimer(lastActivity + lc.options().idleTimeout().toNanos());
         ctx.fireChannelActive();
     }
 
     /** Raw bytes arrived (called by {@link ReadMarkerHandler} before decoding). */
     void onBytes() {
-        long now = lc.ticker().nanoTime();
+        long now = ticker.nanoTime();
         lastActivity = now;
         if (state == State.AWAIT_HEAD && headStart == 0) {
             headStart = now;
@@ -216,7 +226,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
 
     private void beginExchange() {
         exchangeId++;
-        start = lc.ticker().nanoTime();
+        start = ticker.nanoTime();
         headStart = 0;
         lc.metrics().requestStarted();
         options = lc.options();
@@ -382,7 +392,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void armResponseDeadline() {
-        responseDeadline = lc.ticker().nanoTime() + route.timeoutNanos();
+        responseDeadline = ticker.nanoTime() + route.timeoutNanos();
         armTimer(responseDeadline);
     }
 
@@ -392,6 +402,8 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         int id = exchangeId;
         Host target = host;
         ClusterBalancer c = cluster;
+        connectDeadline = ticker.nanoTime() + c.config().connectTimeout().toNanos();
+        armTimer(connectDeadline);
         pool.connect(target, c.config()).addListener((ChannelFuture f) -> onConnected(f, id, target, c));
     }
 
@@ -402,6 +414,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             }
             return;
         }
+        connectDeadline = 0;
         if (!f.isSuccess()) {
             boolean timeout = f.cause() instanceof ConnectTimeoutException;
             c.onOutcome(target, Outcome.CONNECT_FAILURE);
@@ -586,6 +599,17 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         respondError(HttpResponseStatus.BAD_GATEWAY, reason, RequestOutcome.UPSTREAM_RESET, false);
     }
 
+    /** The connection to the picked host did not come up within the cluster's connect timeout. */
+    private void onConnectTimeout() {
+        connectDeadline = 0;
+        ClusterBalancer c = cluster;
+        c.onOutcome(host, Outcome.CONNECT_FAILURE);
+        dropQueuedBody();
+        respondError(HttpResponseStatus.GATEWAY_TIMEOUT, "timed out connecting to " + host.address() + " of cluster "
+                + c.name() + " within " + c.config().connectTimeout().toMillis() + " ms", RequestOutcome.CONNECT_TIMEOUT, false);
+        // the connect goes on; onConnected parks the connection if it comes up
+    }
+
     private void onResponseTimeout() {
         abortUpstream(Outcome.TIMEOUT);
         respondError(HttpResponseStatus.GATEWAY_TIMEOUT, "upstream " + host.address() + " did not respond within "
@@ -640,7 +664,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void finishExchange(RequestOutcome outcome, int code) {
-        long elapsed = lc.ticker().nanoTime() - start;
+        long elapsed = ticker.nanoTime() - start;
         AccessLog accessLog = lc.accessLog();
         if (accessLog != null) {
             accessLog.log(new AccessLog.Entry(System.currentTimeMillis(), lc.name(), "http", clientIp(),
@@ -655,6 +679,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         }
         lc.metrics().requestFinished(route, outcome, code, elapsed);
         responseDeadline = 0;
+        connectDeadline = 0;
         route = null;
         cluster = null;
     }
@@ -673,7 +698,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     private void nextRequest() {
         state = State.AWAIT_HEAD;
         headStart = 0;
-        lastActivity = lc.ticker().nanoTime();
+        lastActivity = ticker.nanoTime();
         armTimer(lastActivity + lc.options().idleTimeout().toNanos());
         if (closeAfterResponse) {
             closeAfterFlush();
@@ -745,27 +770,34 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     }
 
     // ---------------------------------------------------------------- the one timer
+    //
+    // One task at a time is scheduled per connection, at timerDue. A deadline set while it is armed
+    // for an earlier time changes nothing: when it fires, onTimer re-arms for the earliest deadline
+    // then pending. A deadline earlier than timerDue (rare: every deadline is at least the horizon
+    // away, and the task is never armed further out than the horizon) cancels and re-arms. So every
+    // timeout fires exactly at its deadline on the scheduler's clock (tests: HttpProxyTimeoutTest),
+    // and a request costs no scheduling at all in the common case.
 
     private void armTimer(long deadline) {
-        if (timer != null && deadline >= timerDue) {
+        if (timer != null && deadline - timerDue >= 0) {
             return; // the armed timer fires earlier and re-arms for what is left
         }
         if (timer != null) {
-            timer.cancel(false); // rare: the invariant below makes later deadlines fall after the armed timer
+            timer.cancel(); // rare: the invariant below makes later deadlines fall after the armed timer
         }
-        long now = lc.ticker().nanoTime();
+        long now = ticker.nanoTime();
         // Never arm further out than the shortest timeout: any deadline set before this timer fires
         // is then later than it, so the per-request response deadline never cancels and reschedules.
         HttpOptions o = lc.options();
         long horizon = Math.min(Math.min(o.idleTimeout().toNanos(), o.requestHeaderTimeout().toNanos()),
                 lc.routes().minTimeoutNanos());
-        timerDue = Math.min(deadline, now + horizon);
-        timer = ctx.executor().schedule(this::onTimer, Math.max(0, timerDue - now), TimeUnit.NANOSECONDS);
+        timerDue = deadline - (now + horizon) < 0 ? deadline : now + horizon;
+        timer = scheduler.schedule(timerTask, timerDue - now);
     }
 
     private void cancelTimer() {
         if (timer != null) {
-            timer.cancel(false);
+            timer.cancel();
             timer = null;
         }
     }
@@ -775,10 +807,16 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         if (state == State.CLOSED) {
             return;
         }
-        long now = lc.ticker().nanoTime();
+        long now = ticker.nanoTime();
         HttpOptions o = lc.options();
         long next;
-        if (state == State.PROXYING && responseDeadline != 0) {
+        if (state == State.CONNECTING && connectDeadline != 0) {
+            if (now - connectDeadline >= 0) {
+                onConnectTimeout();
+                return;
+            }
+            next = connectDeadline;
+        } else if (state == State.PROXYING && responseDeadline != 0) {
             if (now - responseDeadline >= 0) {
                 onResponseTimeout();
                 return;
