@@ -265,9 +265,11 @@ public final class Gateway implements AutoCloseable {
      * socket, the accepting loop still hands (N-1)/N of the connections to the other workers; with
      * {@code transport.reuse_port} every worker has its own socket on the port and keeps what it accepts.
      */
-    private ListenSockets listen(ListenerConfig l, ChannelInitializer<SocketChannel> pipeline, boolean accepting) {
+    private ListenSockets listen(ListenerConfig l, ChannelInitializer<SocketChannel> pipeline, boolean accepting,
+                                 io.sluice.server.transport.ConnectionLimitHandler limits) {
         ServerBootstrap template = new ServerBootstrap()
                 .channel(transport.serverChannel())
+                .handler(limits) // max_connections, max_connections_per_client: refused before a pipeline exists
                 .option(ChannelOption.SO_BACKLOG, config.transport().backlog())
                 .option(ChannelOption.SO_REUSEADDR, true)
                 .option(ChannelOption.AUTO_READ, accepting) // a reload binds first and accepts once routes are in
@@ -303,27 +305,32 @@ public final class Gateway implements AutoCloseable {
         }
         ChannelGroup channels = new DefaultChannelGroup("sluice-" + l.name(), GlobalEventExecutor.INSTANCE);
         RouteTable empty = RouteTable.compile(List.of(), Map.of());
+        io.sluice.server.transport.ConnectionLimitHandler limits = new io.sluice.server.transport.ConnectionLimitHandler(l, lm);
         if (l.protocol() == Protocol.BOLT) {
             BoltListenerContext ctx = new BoltListenerContext(l.name(), empty, l.bolt(), null, lm, workers, transport,
                     ticker, metrics::upstreamConnectionHandler);
             ctx.accessLog(accessLog);
-            return new RunningListener(l, lm, listen(l, new BoltServerInitializer(ctx, channels), accepting), channels,
+            return new RunningListener(l, lm, listen(l, new BoltServerInitializer(ctx, channels), accepting, limits), channels,
                     null, ctx::startDraining, ctx::closePools, ctx::upstreamConnections, (lc, table) -> {
+                        limits.update(lc);
                         String d = lc.bolt().defaultCluster();
                         ctx.update(table, lc.bolt(), d == null ? null : clusters.get(d));
                     });
         }
         if (l.protocol() == Protocol.AUTO) {
-            return bindBoth(l, lm, channels, empty, accepting);
+            return bindBoth(l, lm, channels, empty, accepting, limits);
         }
         HttpListenerContext ctx = new HttpListenerContext(l.name(), empty, l.http(), lm, workers, transport, ticker,
                 metrics::cluster);
         ctx.accessLog(accessLog);
         java.util.function.Consumer<Host> hook = ctx::closeIdle;
         unavailableHooks.add(hook);
-        return new RunningListener(l, lm, listen(l, new HttpServerInitializer(ctx, channels), accepting), channels,
+        return new RunningListener(l, lm, listen(l, new HttpServerInitializer(ctx, channels), accepting, limits), channels,
                 hook, ctx::startDraining, ctx::closePools, ctx::idleUpstreamConnections,
-                (lc, table) -> ctx.update(table, lc.http()));
+                (lc, table) -> {
+                    limits.update(lc);
+                    ctx.update(table, lc.http());
+                });
     }
 
     /**
@@ -333,7 +340,7 @@ public final class Gateway implements AutoCloseable {
      * idle timeouts before that byte.
      */
     private RunningListener bindBoth(ListenerConfig l, ListenerMetrics lm, ChannelGroup channels, RouteTable empty,
-                                     boolean accepting) {
+                                     boolean accepting, io.sluice.server.transport.ConnectionLimitHandler limits) {
         HttpListenerContext http = new HttpListenerContext(l.name(), empty, l.http(), lm, workers, transport, ticker,
                 metrics::cluster);
         http.accessLog(accessLog);
@@ -357,7 +364,7 @@ public final class Gateway implements AutoCloseable {
         };
         java.util.function.Consumer<Host> hook = http::closeIdle;
         unavailableHooks.add(hook);
-        return new RunningListener(l, lm, listen(l, detect, accepting), channels, hook,
+        return new RunningListener(l, lm, listen(l, detect, accepting, limits), channels, hook,
                 () -> {
                     http.startDraining();
                     bolt.startDraining();
@@ -368,6 +375,7 @@ public final class Gateway implements AutoCloseable {
                 },
                 () -> http.idleUpstreamConnections() + bolt.upstreamConnections(),
                 (lc, table) -> {
+                    limits.update(lc);
                     silence.set(silenceNanos(lc));
                     http.update(table, lc.http());
                     String d = lc.bolt().defaultCluster();

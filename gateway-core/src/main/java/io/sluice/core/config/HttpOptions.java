@@ -12,10 +12,18 @@ import java.time.Duration;
  * @param requestHeaderTimeout  the whole request head must arrive within this (slowloris defence: 408)
  * @param preserveHost          forward the client's Host header (true) or use the upstream address
  * @param xForwarded            add X-Forwarded-For/-Proto/-Host
+ * @param requestBodyTimeout    while a request body is incomplete, the longest time without a byte
+ *                              from the client (while the gateway reads it) → 408, or a close if the
+ *                              response has started; the upstream connection is closed
+ * @param writeTimeout          the longest time the client connection may stay unwritable (a client
+ *                              that stops reading its response) before both sides are closed
  */
 public record HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxRequestBodyBytes,
                           Duration idleTimeout, Duration requestHeaderTimeout, boolean preserveHost,
-                          boolean xForwarded) {
+                          boolean xForwarded, Duration requestBodyTimeout, Duration writeTimeout) {
+
+    public static final Duration DEFAULT_REQUEST_BODY_TIMEOUT = Duration.ofSeconds(30);
+    public static final Duration DEFAULT_WRITE_TIMEOUT = Duration.ofSeconds(30);
 
     public HttpOptions {
         Checks.range("max_initial_line_length", maxInitialLineLength, 256, 1 << 20);
@@ -23,9 +31,20 @@ public record HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxR
         Checks.atLeast("max_request_body", maxRequestBodyBytes, 0);
         Checks.positive("idle_timeout", idleTimeout);
         Checks.positive("request_header_timeout", requestHeaderTimeout);
+        requestBodyTimeout = requestBodyTimeout == null ? DEFAULT_REQUEST_BODY_TIMEOUT
+                : Checks.positive("request_body_timeout", requestBodyTimeout);
+        writeTimeout = writeTimeout == null ? DEFAULT_WRITE_TIMEOUT : Checks.positive("write_timeout", writeTimeout);
+    }
+
+    /** Options with the default body and write timeouts. */
+    public HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxRequestBodyBytes, Duration idleTimeout,
+                       Duration requestHeaderTimeout, boolean preserveHost, boolean xForwarded) {
+        this(maxInitialLineLength, maxHeaderSize, maxRequestBodyBytes, idleTimeout, requestHeaderTimeout, preserveHost,
+                xForwarded, null, null);
     }
 
     public static HttpOptions defaults() {
-        return new HttpOptions(8192, 16384, 0, Duration.ofSeconds(60), Duration.ofSeconds(10), true, true);
+        return new HttpOptions(8192, 16384, 0, Duration.ofSeconds(60), Duration.ofSeconds(10), true, true,
+                DEFAULT_REQUEST_BODY_TIMEOUT, DEFAULT_WRITE_TIMEOUT);
     }
 }

@@ -44,9 +44,11 @@ import java.util.concurrent.TimeUnit;
  * other side (which then owns its bytes), queued (released if the exchange dies) or released here.
  *
  * <p>Timeouts share one lazily re-armed timer per connection, on the listener's {@link Scheduler}
- * for this event loop: idle keep-alive, request-head read (slowloris), upstream connect, and
- * upstream response (time from request sent to response head). See "the one timer" below for
- * why each fires exactly at its deadline.
+ * for this event loop: idle keep-alive, request-head read (slowloris), request-body read (no byte
+ * for {@code request_body_timeout} while the gateway reads an incomplete body), downstream write
+ * (the client connection unwritable for {@code write_timeout}: a client that stopped reading),
+ * upstream connect, and upstream response (time from request sent to response head). See "the one
+ * timer" below for why each fires exactly at its deadline.
  */
 final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
 
@@ -75,6 +77,9 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     private long headStart;
     private long connectDeadline;
     private long responseDeadline;
+    /** The client connection is unwritable, since {@link #unwritableSince}. */
+    private boolean unwritable;
+    private long unwritableSince;
 
     // the current exchange
     private int exchangeId;
@@ -179,8 +184,18 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        boolean writable = ctx.channel().isWritable();
         if (upstream != null) {
-            upstream.config().setAutoRead(ctx.channel().isWritable());
+            upstream.config().setAutoRead(writable);
+        }
+        if (!writable) {
+            if (!unwritable && state != State.CLOSED) {
+                unwritable = true;
+                unwritableSince = ticker.nanoTime();
+                armTimer(unwritableSince + lc.options().writeTimeout().toNanos());
+            }
+        } else {
+            unwritable = false;
         }
         ctx.fireChannelWritabilityChanged();
     }
@@ -599,6 +614,48 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         respondError(HttpResponseStatus.BAD_GATEWAY, reason, RequestOutcome.UPSTREAM_RESET, false);
     }
 
+    /**
+     * No byte of an incomplete request body for {@code request_body_timeout} while the gateway was
+     * reading: 408 if nothing was answered yet, else just the close (the response cannot be
+     * finished). The upstream connection is closed: its request is cut off mid-body.
+     */
+    private void onBodyTimeout(HttpOptions o) {
+        if (state == State.DISCARDING) { // the answer went out already; only the rest of the body was awaited
+            state = State.CLOSED;
+            releaseQueue();
+            ctx.close();
+            return;
+        }
+        abortUpstream(null); // the upstream is not at fault
+        dropQueuedBody();
+        if (responseStarted) {
+            finishExchange(RequestOutcome.BODY_TIMEOUT, status);
+            state = State.CLOSED;
+            releaseQueue();
+            ctx.close();
+            return;
+        }
+        keepAlive = false;
+        respondError(HttpResponseStatus.REQUEST_TIMEOUT, "request body: no bytes received for "
+                + o.requestBodyTimeout().toMillis() + " ms", RequestOutcome.BODY_TIMEOUT, true);
+    }
+
+    /**
+     * The client connection stayed unwritable for {@code write_timeout}: the client stopped reading.
+     * Both sides close; what is queued for the client is dropped.
+     */
+    private void onWriteTimeout() {
+        lc.metrics().writeTimedOut();
+        State was = state;
+        state = State.CLOSED;
+        if (was == State.CONNECTING || was == State.PROXYING) {
+            abortUpstream(null);
+            finishExchange(RequestOutcome.WRITE_TIMEOUT, responseStarted ? status : 0);
+        }
+        releaseQueue();
+        ctx.close();
+    }
+
     /** The connection to the picked host did not come up within the cluster's connect timeout. */
     private void onConnectTimeout() {
         connectDeadline = 0;
@@ -730,6 +787,9 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
                 && (upstream == null || upstream.isWritable());
         if (ctx.channel().config().isAutoRead() != want) {
             ctx.channel().config().setAutoRead(want);
+            if (want) {
+                lastActivity = ticker.nanoTime(); // the body-read timeout counts only while the gateway reads
+            }
         }
     }
 
@@ -787,10 +847,10 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         }
         long now = ticker.nanoTime();
         // Never arm further out than the shortest timeout: any deadline set before this timer fires
-        // is then later than it, so the per-request response deadline never cancels and reschedules.
+        // is then later than it, so per-request deadlines never cancel and reschedule.
         HttpOptions o = lc.options();
-        long horizon = Math.min(Math.min(o.idleTimeout().toNanos(), o.requestHeaderTimeout().toNanos()),
-                lc.routes().minTimeoutNanos());
+        long horizon = Math.min(Math.min(Math.min(o.idleTimeout().toNanos(), o.requestHeaderTimeout().toNanos()),
+                Math.min(o.requestBodyTimeout().toNanos(), o.writeTimeout().toNanos())), lc.routes().minTimeoutNanos());
         timerDue = deadline - (now + horizon) < 0 ? deadline : now + horizon;
         timer = scheduler.schedule(timerTask, timerDue - now);
     }
@@ -802,6 +862,10 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
+    private static long earlier(long a, long b) {
+        return a - b <= 0 ? a : b;
+    }
+
     private void onTimer() {
         timer = null;
         if (state == State.CLOSED) {
@@ -809,19 +873,36 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         }
         long now = ticker.nanoTime();
         HttpOptions o = lc.options();
-        long next;
+        long next = now + o.idleTimeout().toNanos(); // nothing else due: look again later
+        if (unwritable) {
+            long due = unwritableSince + o.writeTimeout().toNanos();
+            if (now - due >= 0) {
+                onWriteTimeout();
+                return;
+            }
+            next = earlier(next, due);
+        }
+        if ((state == State.PROXYING && requestHasBody && !requestComplete || state == State.DISCARDING)
+                && ctx.channel().config().isAutoRead()) {
+            long due = lastActivity + o.requestBodyTimeout().toNanos();
+            if (now - due >= 0) {
+                onBodyTimeout(o);
+                return;
+            }
+            next = earlier(next, due);
+        }
         if (state == State.CONNECTING && connectDeadline != 0) {
             if (now - connectDeadline >= 0) {
                 onConnectTimeout();
                 return;
             }
-            next = connectDeadline;
+            next = earlier(next, connectDeadline);
         } else if (state == State.PROXYING && responseDeadline != 0) {
             if (now - responseDeadline >= 0) {
                 onResponseTimeout();
                 return;
             }
-            next = responseDeadline;
+            next = earlier(next, responseDeadline);
         } else if (state == State.AWAIT_HEAD && headStart != 0) {
             long due = headStart + o.requestHeaderTimeout().toNanos();
             if (now - due >= 0) {
@@ -833,16 +914,14 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
                         + o.requestHeaderTimeout().toMillis() + " ms", RequestOutcome.HEADER_TIMEOUT, true);
                 return;
             }
-            next = due;
+            next = earlier(next, due);
         } else if (state == State.AWAIT_HEAD) {
             long due = lastActivity + o.idleTimeout().toNanos();
             if (now - due >= 0) {
                 ctx.close();
                 return;
             }
-            next = due;
-        } else {
-            next = now + o.idleTimeout().toNanos(); // busy: look again later
+            next = earlier(next, due);
         }
         armTimer(next);
     }

@@ -44,6 +44,8 @@ class HttpProxyTimeoutTest {
     static final Duration HEAD = Duration.ofSeconds(1);
     static final Duration CONNECT = Duration.ofMillis(250);
     static final Duration RESPONSE = Duration.ofMillis(400);
+    static final Duration BODY = Duration.ofMillis(700);
+    static final Duration WRITE = Duration.ofMillis(900);
     static final String GET = "GET /x HTTP/1.1\r\nHost: a\r\n\r\n";
     static final String OK = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
 
@@ -60,7 +62,7 @@ class HttpProxyTimeoutTest {
         ClusterBalancer c = ClusterBalancer.create(cc, new LbContext(clock, new SplittableRandom(1)));
         RouteTable routes = RouteTable.compile(List.of(RouteConfig.to("c")), Map.of("c", c));
         HttpOptions d = HttpOptions.defaults();
-        HttpOptions o = new HttpOptions(d.maxInitialLineLength(), d.maxHeaderSize(), 0, IDLE, HEAD, true, false);
+        HttpOptions o = new HttpOptions(d.maxInitialLineLength(), d.maxHeaderSize(), 0, IDLE, HEAD, true, false, BODY, WRITE);
         lc = new HttpListenerContext("web", routes, o, metrics,
                 e -> pools.computeIfAbsent(e, l -> new HttpUpstreamPool((EventLoop) l, upstreams.template((EventLoop) l), n -> null)),
                 e -> clock);
@@ -240,5 +242,115 @@ class HttpProxyTimeoutTest {
         assertThat(client.isOpen()).isFalse();
         assertThat(metrics.count(RequestOutcome.HEADER_TIMEOUT)).isEqualTo(1);
         assertThat(upstreams.channels).isEmpty();
+    }
+
+    // ------------------------------------------------------------ slow clients: body read, write
+
+    /** Netty fires the writability change as a task of the (shared, embedded) loop: run it. */
+    private void writable(EmbeddedChannel ch, boolean on) {
+        ch.unsafe().outboundBuffer().setUserDefinedWritability(1, on);
+        client.runPendingTasks();
+    }
+
+    static final String SLOW_POST = "POST /upload HTTP/1.1\r\nHost: a\r\nContent-Length: 100000\r\n\r\nabc";
+
+    @Test
+    void aStalledRequestBodyIsAnswered408ExactlyAtTheBodyTimeoutAndTheUpstreamClosed() throws Exception {
+        connectClient();
+        send(SLOW_POST);
+        EmbeddedChannel up = upstreams.last();
+        assertThat(drainText(up)).endsWith("\r\n\r\nabc");
+        advance(Duration.ofMillis(500));
+        send("d"); // a byte restarts the body timeout
+
+        advanceNanos(BODY.toNanos() - 1);
+        assertThat(drainText(client)).isEmpty();
+        assertThat(up.isOpen()).isTrue();
+        advanceNanos(1);
+        assertThat(drainText(client)).startsWith("HTTP/1.1 408 ").contains("connection: close");
+        assertThat(client.isOpen()).isFalse();
+        assertThat(up.isOpen()).as("the upstream connection, cut off mid-body, is closed").isFalse();
+        assertThat(metrics.count(RequestOutcome.BODY_TIMEOUT)).isEqualTo(1);
+    }
+
+    @Test
+    void aStalledBodyAfterTheResponseStartedClosesBothSidesWithout408() throws Exception {
+        connectClient();
+        send(SLOW_POST);
+        EmbeddedChannel up = upstreams.last();
+        drainText(up);
+        up.writeInbound(Unpooled.copiedBuffer("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhe", StandardCharsets.US_ASCII));
+        client.runPendingTasks();
+        assertThat(drainText(client)).startsWith("HTTP/1.1 200 ");
+
+        advanceNanos(BODY.toNanos() - 1);
+        assertThat(client.isOpen()).isTrue();
+        advanceNanos(1);
+        assertThat(drainText(client)).isEmpty();
+        assertThat(client.isOpen()).isFalse();
+        assertThat(up.isOpen()).isFalse();
+        assertThat(metrics.count(RequestOutcome.BODY_TIMEOUT)).isEqualTo(1);
+    }
+
+    @Test
+    void theBodyTimeoutDoesNotRunWhileTheGatewayHoldsReadsForASlowUpstream() throws Exception {
+        connectClient();
+        send(SLOW_POST);
+        EmbeddedChannel up = upstreams.last();
+        drainText(up);
+        writable(up, false); // upstream backpressure
+        assertThat(client.config().isAutoRead()).isFalse();
+        advance(BODY.multipliedBy(3));
+        assertThat(client.isOpen()).as("the client is not the slow one").isTrue();
+
+        writable(up, true); // reading resumes: the clock starts again
+        assertThat(client.config().isAutoRead()).isTrue();
+        advanceNanos(BODY.toNanos() - 1);
+        assertThat(client.isOpen()).isTrue();
+        advanceNanos(1);
+        assertThat(drainText(client)).startsWith("HTTP/1.1 408 ");
+    }
+
+    @Test
+    void aClientThatStopsReadingIsClosedExactlyAtTheWriteTimeoutWithItsUpstream() throws Exception {
+        connectClient();
+        send(GET);
+        EmbeddedChannel up = upstreams.last();
+        drainText(up);
+        up.writeInbound(Unpooled.copiedBuffer("HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\nxxxx", StandardCharsets.US_ASCII));
+        client.runPendingTasks();
+        assertThat(drainText(client)).startsWith("HTTP/1.1 200 ");
+        writable(client, false); // the client stops reading
+        assertThat(up.config().isAutoRead()).as("backpressure: the upstream is not read").isFalse();
+
+        advanceNanos(WRITE.toNanos() - 1);
+        assertThat(client.isOpen()).isTrue();
+        advanceNanos(1);
+        assertThat(client.isOpen()).isFalse();
+        assertThat(up.isOpen()).as("the pinned upstream connection is released").isFalse();
+        assertThat(metrics.writeTimeouts()).isEqualTo(1);
+        assertThat(metrics.count(RequestOutcome.WRITE_TIMEOUT)).isEqualTo(1);
+    }
+
+    @Test
+    void theWriteTimeoutRestartsWhenTheClientReadsAgain() throws Exception {
+        connectClient();
+        send(GET);
+        EmbeddedChannel up = upstreams.last();
+        drainText(up);
+        up.writeInbound(Unpooled.copiedBuffer("HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\nxxxx", StandardCharsets.US_ASCII));
+        client.runPendingTasks();
+        drainText(client);
+        writable(client, false);
+        advance(WRITE.minusMillis(100));
+        writable(client, true); // it read a little
+        advance(Duration.ofMillis(50));
+        writable(client, false);
+
+        advanceNanos(WRITE.toNanos() - 1);
+        assertThat(client.isOpen()).isTrue();
+        advanceNanos(1);
+        assertThat(client.isOpen()).isFalse();
+        assertThat(metrics.writeTimeouts()).isEqualTo(1);
     }
 }
