@@ -102,6 +102,8 @@ public final class Gateway implements AutoCloseable {
     /** Replaced as a whole on reload (copy on write); readers on any thread see a consistent map. */
     private volatile Map<String, ClusterBalancer> clusters = Map.of();
     private final Map<String, RunningListener> listeners = new LinkedHashMap<>();
+    /** Shutdown: until when ({@link System#nanoTime()}, real time like the Bolt linger) idle HTTP connections may linger. */
+    private volatile long drainGraceUntil;
     /** Listeners a reload moved or removed, draining until their connections are gone. */
     private final List<RunningListener> retiring = new java.util.concurrent.CopyOnWriteArrayList<>();
     private volatile Phase phase = Phase.NEW;
@@ -874,6 +876,7 @@ public final class Gateway implements AutoCloseable {
             l.channels.forEach(ch -> ch.pipeline().fireUserEventTriggered(DrainEvent.INSTANCE));
         }
         long deadline = ticker.nanoTime() + config.drainTimeout().toNanos();
+        drainGraceUntil = System.nanoTime() + maxDrainGraceNanos();
         if (workers == null) {
             finishClose();
         } else {
@@ -893,13 +896,19 @@ public final class Gateway implements AutoCloseable {
         if (activeRequests() == 0 || timedOut) {
             if (activeRequests() > 0) {
                 log.warn("drain timeout: closing {} request(s) still in flight", activeRequests());
-            } else if (!timedOut && bolt) {
+            } else if (!timedOut && openConnections() > 0) {
                 // Bolt connections close themselves DRAIN_LINGER after their last answer; closing them
-                // sooner would race the bolt client's delivery of that answer
+                // sooner would race the bolt client's delivery of that answer. Idle HTTP connections
+                // stay open for their listener's drain_grace, answering a request already on its way,
+                // and then close themselves. Both end early once every connection is gone.
                 long real = System.nanoTime();
                 if (lingerUntil == 0) {
-                    lingerUntil = real + io.sluice.server.bolt.BoltListenerContext.DRAIN_LINGER.toNanos()
-                            + TimeUnit.MILLISECONDS.toNanos(20);
+                    lingerUntil = bolt ? real + io.sluice.server.bolt.BoltListenerContext.DRAIN_LINGER.toNanos()
+                            + TimeUnit.MILLISECONDS.toNanos(20) : real;
+                    long grace = drainGraceUntil + TimeUnit.MILLISECONDS.toNanos(20);
+                    if (lingerUntil - grace < 0) {
+                        lingerUntil = grace;
+                    }
                 }
                 if (real - lingerUntil < 0) {
                     long until = lingerUntil;
@@ -911,6 +920,26 @@ public final class Gateway implements AutoCloseable {
             return;
         }
         GlobalEventExecutor.INSTANCE.schedule(() -> awaitDrained(deadline, bolt, 0), 10, TimeUnit.MILLISECONDS);
+    }
+
+    /** The longest {@code http.drain_grace} of the listeners that take HTTP. */
+    private long maxDrainGraceNanos() {
+        long max = 0;
+        for (RunningListener l : allListeners()) {
+            if (l.config().protocol() != Protocol.BOLT) {
+                max = Math.max(max, l.config().http().drainGrace().toNanos());
+            }
+        }
+        return max;
+    }
+
+    /** Open client connections of every listener (running or retiring). */
+    private int openConnections() {
+        int n = 0;
+        for (RunningListener l : allListeners()) {
+            n += l.channels.size();
+        }
+        return n;
     }
 
     private boolean hasBoltListener() {

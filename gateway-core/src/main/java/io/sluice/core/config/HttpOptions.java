@@ -17,13 +17,18 @@ import java.time.Duration;
  *                              response has started; the upstream connection is closed
  * @param writeTimeout          the longest time the client connection may stay unwritable (a client
  *                              that stops reading its response) before both sides are closed
+ * @param drainGrace            when the gateway drains, how long an idle keep-alive connection stays
+ *                              open so a request already on its way is still answered (with
+ *                              {@code Connection: close}); 0 = close idle connections at once
  */
 public record HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxRequestBodyBytes,
                           Duration idleTimeout, Duration requestHeaderTimeout, boolean preserveHost,
-                          boolean xForwarded, Duration requestBodyTimeout, Duration writeTimeout) {
+                          boolean xForwarded, Duration requestBodyTimeout, Duration writeTimeout,
+                          Duration drainGrace) {
 
     public static final Duration DEFAULT_REQUEST_BODY_TIMEOUT = Duration.ofSeconds(30);
     public static final Duration DEFAULT_WRITE_TIMEOUT = Duration.ofSeconds(30);
+    public static final Duration DEFAULT_DRAIN_GRACE = Duration.ofMillis(500);
 
     public HttpOptions {
         Checks.range("max_initial_line_length", maxInitialLineLength, 256, 1 << 20);
@@ -34,17 +39,26 @@ public record HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxR
         requestBodyTimeout = requestBodyTimeout == null ? DEFAULT_REQUEST_BODY_TIMEOUT
                 : Checks.positive("request_body_timeout", requestBodyTimeout);
         writeTimeout = writeTimeout == null ? DEFAULT_WRITE_TIMEOUT : Checks.positive("write_timeout", writeTimeout);
+        drainGrace = drainGrace == null ? DEFAULT_DRAIN_GRACE : Checks.nonNegative("drain_grace", drainGrace);
     }
 
-    /** Options with the default body and write timeouts. */
+    /** Options with the default body and write timeouts and drain grace. */
     public HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxRequestBodyBytes, Duration idleTimeout,
                        Duration requestHeaderTimeout, boolean preserveHost, boolean xForwarded) {
         this(maxInitialLineLength, maxHeaderSize, maxRequestBodyBytes, idleTimeout, requestHeaderTimeout, preserveHost,
-                xForwarded, null, null);
+                xForwarded, null, null, null);
+    }
+
+    /** Options with the default drain grace. */
+    public HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxRequestBodyBytes, Duration idleTimeout,
+                       Duration requestHeaderTimeout, boolean preserveHost, boolean xForwarded,
+                       Duration requestBodyTimeout, Duration writeTimeout) {
+        this(maxInitialLineLength, maxHeaderSize, maxRequestBodyBytes, idleTimeout, requestHeaderTimeout, preserveHost,
+                xForwarded, requestBodyTimeout, writeTimeout, null);
     }
 
     public static HttpOptions defaults() {
         return new HttpOptions(8192, 16384, 0, Duration.ofSeconds(60), Duration.ofSeconds(10), true, true,
-                DEFAULT_REQUEST_BODY_TIMEOUT, DEFAULT_WRITE_TIMEOUT);
+                DEFAULT_REQUEST_BODY_TIMEOUT, DEFAULT_WRITE_TIMEOUT, DEFAULT_DRAIN_GRACE);
     }
 }

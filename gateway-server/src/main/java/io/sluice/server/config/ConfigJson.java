@@ -87,7 +87,8 @@ public final class ConfigJson {
                     .put("max_header_size", h.maxHeaderSize()).put("max_request_body", h.maxRequestBodyBytes())
                     .put("idle_timeout", d(h.idleTimeout())).put("request_header_timeout", d(h.requestHeaderTimeout()))
                     .put("preserve_host", h.preserveHost()).put("x_forwarded", h.xForwarded())
-                    .put("request_body_timeout", d(h.requestBodyTimeout())).put("write_timeout", d(h.writeTimeout()));
+                    .put("request_body_timeout", d(h.requestBodyTimeout())).put("write_timeout", d(h.writeTimeout()))
+                    .put("drain_grace", d(h.drainGrace()));
         }
         if (l.protocol() != Protocol.HTTP) {
             BoltOptions b = l.bolt();

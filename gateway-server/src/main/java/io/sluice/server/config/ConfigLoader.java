@@ -179,8 +179,10 @@ public final class ConfigLoader {
         boolean xff = o.bool("x_forwarded", d.xForwarded());
         Duration bodyTimeout = o.duration("request_body_timeout", d.requestBodyTimeout());
         Duration write = o.duration("write_timeout", d.writeTimeout());
+        Duration grace = o.duration("drain_grace", d.drainGrace());
         o.finish();
-        return build(o.path(), () -> new HttpOptions(line, header, body, idle, head, preserveHost, xff, bodyTimeout, write));
+        return build(o.path(), () -> new HttpOptions(line, header, body, idle, head, preserveHost, xff, bodyTimeout, write,
+                grace));
     }
 
     private static BoltOptions boltOptions(JsonObject o) {

@@ -77,6 +77,8 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     private long headStart;
     private long connectDeadline;
     private long responseDeadline;
+    /** Draining: an idle connection closes at this time (0: not draining, or not idle when the drain began). */
+    private long drainDeadline;
     /** The client connection is unwritable, since {@link #unwritableSince}. */
     private boolean unwritable;
     private long unwritableSince;
@@ -130,6 +132,9 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         lc.metrics().connectionOpened();
         lastActivity = ticker.nanoTime();
         armTimer(lastActivity + lc.options().idleTimeout().toNanos());
+        if (lc.draining()) {
+            drain(); // accepted just before the listening socket closed: it missed the drain event
+        }
         ctx.fireChannelActive();
     }
 
@@ -227,14 +232,30 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
         if (evt == DrainEvent.INSTANCE) {
-            if ((state == State.AWAIT_HEAD && headStart == 0 || state == State.DISCARDING) && queue.isEmpty()) {
-                ctx.close();
-            } else {
-                closeAfterResponse = true;
-            }
+            drain();
             return;
         }
         ctx.fireUserEventTriggered(evt);
+    }
+
+    /**
+     * The gateway drains. Every response from now on says {@code Connection: close} and the
+     * connection closes after it. An idle connection (no request byte yet) stays open for
+     * {@code drain_grace}: a request the client sent just before it learnt of the drain is still
+     * answered; only then does it close. Closing at once would drop such a request unanswered.
+     */
+    private void drain() {
+        closeAfterResponse = true;
+        if (state == State.CLOSED || state != State.AWAIT_HEAD || headStart != 0 || !queue.isEmpty()) {
+            return; // busy: it closes after its response (or its own timeout)
+        }
+        long grace = lc.options().drainGrace().toNanos();
+        if (grace == 0) {
+            ctx.close();
+            return;
+        }
+        drainDeadline = ticker.nanoTime() + grace;
+        armTimer(drainDeadline);
     }
 
     // ---------------------------------------------------------------- request
@@ -917,6 +938,9 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             next = earlier(next, due);
         } else if (state == State.AWAIT_HEAD) {
             long due = lastActivity + o.idleTimeout().toNanos();
+            if (drainDeadline != 0) {
+                due = earlier(due, drainDeadline);
+            }
             if (now - due >= 0) {
                 ctx.close();
                 return;

@@ -145,9 +145,14 @@ class ConfigLoaderTest {
         assertThat(d.maxConnectionsPerClient()).isZero();
         assertThat(d.http().requestBodyTimeout()).isEqualTo(Duration.ofSeconds(30));
         assertThat(d.http().writeTimeout()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(d.http().drainGrace()).isEqualTo(Duration.ofMillis(500));
+        assertThat(nat(MIN.replace("\"port\": 8080", "\"port\": 8080, \"http\": {\"drain_grace\": \"0s\"}"))
+                .listeners().get(0).http().drainGrace()).isZero();
+        assertThat(error(MIN.replace("\"port\": 8080", "\"port\": 8080, \"http\": {\"drain_grace\": \"-1s\"}")))
+                .startsWith("$.listeners[0].http.drain_grace:");
 
         GatewayConfig c = nat(MIN.replace("\"port\": 8080", "\"port\": 8080, \"max_connections\": 500, "
-                + "\"max_connections_per_client\": 20, \"http\": {\"request_body_timeout\": \"5s\", \"write_timeout\": \"750ms\"}"));
+                + "\"max_connections_per_client\": 20, \"http\": {\"request_body_timeout\": \"5s\", \"write_timeout\": \"750ms\", \"drain_grace\": \"2s\"}"));
         ListenerConfig l = c.listeners().get(0);
         assertThat(l.maxConnections()).isEqualTo(500);
         assertThat(l.maxConnectionsPerClient()).isEqualTo(20);

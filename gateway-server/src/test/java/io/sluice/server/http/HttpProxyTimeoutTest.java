@@ -46,6 +46,7 @@ class HttpProxyTimeoutTest {
     static final Duration RESPONSE = Duration.ofMillis(400);
     static final Duration BODY = Duration.ofMillis(700);
     static final Duration WRITE = Duration.ofMillis(900);
+    static final Duration GRACE = Duration.ofMillis(300);
     static final String GET = "GET /x HTTP/1.1\r\nHost: a\r\n\r\n";
     static final String OK = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
 
@@ -62,7 +63,7 @@ class HttpProxyTimeoutTest {
         ClusterBalancer c = ClusterBalancer.create(cc, new LbContext(clock, new SplittableRandom(1)));
         RouteTable routes = RouteTable.compile(List.of(RouteConfig.to("c")), Map.of("c", c));
         HttpOptions d = HttpOptions.defaults();
-        HttpOptions o = new HttpOptions(d.maxInitialLineLength(), d.maxHeaderSize(), 0, IDLE, HEAD, true, false, BODY, WRITE);
+        HttpOptions o = new HttpOptions(d.maxInitialLineLength(), d.maxHeaderSize(), 0, IDLE, HEAD, true, false, BODY, WRITE, GRACE);
         lc = new HttpListenerContext("web", routes, o, metrics,
                 e -> pools.computeIfAbsent(e, l -> new HttpUpstreamPool((EventLoop) l, upstreams.template((EventLoop) l), n -> null)),
                 e -> clock);
@@ -267,7 +268,7 @@ class HttpProxyTimeoutTest {
         assertThat(drainText(client)).isEmpty();
         assertThat(up.isOpen()).isTrue();
         advanceNanos(1);
-        assertThat(drainText(client)).startsWith("HTTP/1.1 408 ").contains("connection: close");
+        assertThat(drainText(client)).startsWith("HTTP/1.1 408 ").containsIgnoringCase("connection: close");
         assertThat(client.isOpen()).isFalse();
         assertThat(up.isOpen()).as("the upstream connection, cut off mid-body, is closed").isFalse();
         assertThat(metrics.count(RequestOutcome.BODY_TIMEOUT)).isEqualTo(1);
@@ -352,5 +353,51 @@ class HttpProxyTimeoutTest {
         advanceNanos(1);
         assertThat(client.isOpen()).isFalse();
         assertThat(metrics.writeTimeouts()).isEqualTo(1);
+    }
+
+    // ------------------------------------------------------------ drain
+
+    private void drain() {
+        lc.startDraining();
+        client.pipeline().fireUserEventTriggered(DrainEvent.INSTANCE);
+    }
+
+    @Test
+    void drainingAnIdleConnectionKeepsItOpenForTheGraceThenClosesIt() throws Exception {
+        connectClient();
+        advance(Duration.ofMillis(100));
+        drain();
+        advanceNanos(GRACE.toNanos() - 1);
+        assertThat(client.isOpen()).as("a request may be on its way").isTrue();
+        advanceNanos(1);
+        assertThat(client.isOpen()).isFalse();
+        assertThat(drainText(client)).isEmpty();
+    }
+
+    @Test
+    void aRequestArrivingInTheGraceIsAnsweredWithConnectionCloseThenTheConnectionCloses() throws Exception {
+        connectClient();
+        drain();
+        advanceNanos(GRACE.toNanos() - 1);
+        send(GET);
+        upstreams.last().writeInbound(Unpooled.copiedBuffer(OK, StandardCharsets.US_ASCII));
+        client.runPendingTasks();
+        assertThat(drainText(client)).startsWith("HTTP/1.1 200 ").containsIgnoringCase("connection: close").endsWith("ok");
+        assertThat(client.isOpen()).isFalse();
+        drainText(upstreams.last());
+    }
+
+    @Test
+    void aRequestInProgressWhenTheDrainStartsFinishesWithConnectionClose() throws Exception {
+        connectClient();
+        send(GET);
+        drain();
+        advance(GRACE.plusMillis(50)); // past the grace, which is for idle connections: this one is busy
+        assertThat(client.isOpen()).isTrue();
+        upstreams.last().writeInbound(Unpooled.copiedBuffer(OK, StandardCharsets.US_ASCII));
+        client.runPendingTasks();
+        assertThat(drainText(client)).startsWith("HTTP/1.1 200 ").containsIgnoringCase("connection: close");
+        assertThat(client.isOpen()).isFalse();
+        drainText(upstreams.last());
     }
 }
