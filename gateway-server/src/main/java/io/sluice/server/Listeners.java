@@ -28,6 +28,7 @@ import io.sluice.server.http.HttpServerInitializer;
 import io.sluice.server.metrics.GatewayMetrics;
 import io.sluice.server.metrics.ListenerMetrics;
 import io.sluice.server.route.RouteTable;
+import io.sluice.server.transport.ConnectionLimitHandler;
 import io.sluice.server.transport.Sockets;
 import io.sluice.server.transport.Transport;
 import org.slf4j.Logger;
@@ -85,6 +86,8 @@ final class Listeners {
     private volatile Map<String, RunningListener> listeners = Map.of();
     /** Listeners a reload moved or removed, draining until their connections are gone. */
     private final List<RunningListener> retiring = new CopyOnWriteArrayList<>();
+    /** Shutdown: the ticker time until which idle HTTP connections may linger (their listeners' drain_grace). */
+    private volatile long drainGraceUntil;
     /** Run when a host fails its health check or is ejected (written under the lock, read from event loops). */
     private final List<Consumer<Host>> unavailableHooks = new CopyOnWriteArrayList<>();
 
@@ -303,9 +306,11 @@ final class Listeners {
      * socket, the accepting loop still hands (N-1)/N of the connections to the other workers; with
      * {@code transport.reuse_port} every worker has its own socket on the port and keeps what it accepts.
      */
-    private ListenSockets listen(ListenerConfig l, ChannelInitializer<SocketChannel> pipeline, boolean accepting) {
+    private ListenSockets listen(ListenerConfig l, ChannelInitializer<SocketChannel> pipeline, boolean accepting,
+                                 ConnectionLimitHandler limits) {
         ServerBootstrap template = new ServerBootstrap()
                 .channel(transport.serverChannel())
+                .handler(limits) // max_connections, max_connections_per_client: refused before a pipeline exists
                 .option(ChannelOption.SO_BACKLOG, transportConfig.backlog())
                 .option(ChannelOption.SO_REUSEADDR, true)
                 .option(ChannelOption.AUTO_READ, accepting) // a reload binds first and accepts once routes are in
@@ -342,27 +347,32 @@ final class Listeners {
         }
         ChannelGroup channels = new DefaultChannelGroup("sluice-" + l.name(), GlobalEventExecutor.INSTANCE);
         RouteTable empty = RouteTable.compile(List.of(), Map.of());
+        ConnectionLimitHandler limits = new ConnectionLimitHandler(l, lm);
         if (l.protocol() == Protocol.BOLT) {
             BoltListenerContext ctx = new BoltListenerContext(l.name(), empty, l.bolt(), null, lm, workers, transport,
                     ticker, metrics::upstreamConnectionHandler);
             ctx.accessLog(accessLog);
-            return new RunningListener(l, lm, listen(l, new BoltServerInitializer(ctx, channels), accepting), channels,
-                    null, ctx::startDraining, ctx::closePools, ctx::upstreamConnections, (lc, table) -> {
+            return new RunningListener(l, lm, listen(l, new BoltServerInitializer(ctx, channels), accepting, limits),
+                    channels, null, ctx::startDraining, ctx::closePools, ctx::upstreamConnections, (lc, table) -> {
+                        limits.update(lc);
                         String d = lc.bolt().defaultCluster();
                         ctx.update(table, lc.bolt(), d == null ? null : clusters.get(d));
                     });
         }
         if (l.protocol() == Protocol.AUTO) {
-            return bindBoth(l, lm, channels, empty, accepting);
+            return bindBoth(l, lm, channels, empty, accepting, limits);
         }
         HttpListenerContext ctx = new HttpListenerContext(l.name(), empty, l.http(), lm, workers, transport, ticker,
                 metrics::cluster);
         ctx.accessLog(accessLog);
         Consumer<Host> hook = ctx::closeIdle;
         unavailableHooks.add(hook);
-        return new RunningListener(l, lm, listen(l, new HttpServerInitializer(ctx, channels), accepting), channels,
-                hook, ctx::startDraining, ctx::closePools, ctx::idleUpstreamConnections,
-                (lc, table) -> ctx.update(table, lc.http()));
+        return new RunningListener(l, lm, listen(l, new HttpServerInitializer(ctx, channels), accepting, limits),
+                channels, hook, ctx::startDraining, ctx::closePools, ctx::idleUpstreamConnections,
+                (lc, table) -> {
+                    limits.update(lc);
+                    ctx.update(table, lc.http());
+                });
     }
 
     /**
@@ -372,7 +382,7 @@ final class Listeners {
      * idle timeouts before that byte.
      */
     private RunningListener bindBoth(ListenerConfig l, ListenerMetrics lm, ChannelGroup channels, RouteTable empty,
-                                     boolean accepting) {
+                                     boolean accepting, ConnectionLimitHandler limits) {
         HttpListenerContext http = new HttpListenerContext(l.name(), empty, l.http(), lm, workers, transport, ticker,
                 metrics::cluster);
         http.accessLog(accessLog);
@@ -396,7 +406,7 @@ final class Listeners {
         };
         Consumer<Host> hook = http::closeIdle;
         unavailableHooks.add(hook);
-        return new RunningListener(l, lm, listen(l, detect, accepting), channels, hook,
+        return new RunningListener(l, lm, listen(l, detect, accepting, limits), channels, hook,
                 () -> {
                     http.startDraining();
                     bolt.startDraining();
@@ -407,6 +417,7 @@ final class Listeners {
                 },
                 () -> http.idleUpstreamConnections() + bolt.upstreamConnections(),
                 (lc, table) -> {
+                    limits.update(lc);
                     silence.set(silenceNanos(lc));
                     http.update(table, lc.http());
                     String d = lc.bolt().defaultCluster();
@@ -516,6 +527,7 @@ final class Listeners {
             l.channels.forEach(ch -> ch.pipeline().fireUserEventTriggered(DrainEvent.INSTANCE));
         }
         CompletableFuture<Void> drained = new CompletableFuture<>();
+        drainGraceUntil = ticker.nanoTime() + maxDrainGraceNanos();
         awaitDrained(drained, ticker.nanoTime() + timeout.toNanos(), hasBoltListener(), 0);
         return drained;
     }
@@ -531,11 +543,18 @@ final class Listeners {
         if (active == 0 || timedOut) {
             if (active > 0) {
                 log.warn("drain timeout: closing {} request(s) still in flight", active);
-            } else if (!timedOut && bolt) {
+            } else if (!timedOut && openConnections() > 0) {
                 // Bolt connections close themselves DRAIN_LINGER after their last answer; closing them
-                // sooner would race the bolt client's delivery of that answer
+                // sooner would race the bolt client's delivery of that answer. Idle HTTP connections
+                // stay open for their listener's drain_grace, answering a request already on its way,
+                // and then close themselves. Both end early once every connection is gone.
                 if (lingerUntil == 0) {
-                    lingerUntil = now + BoltListenerContext.DRAIN_LINGER.toNanos() + TimeUnit.MILLISECONDS.toNanos(20);
+                    lingerUntil = bolt ? now + BoltListenerContext.DRAIN_LINGER.toNanos() + TimeUnit.MILLISECONDS.toNanos(20)
+                            : now;
+                    long grace = drainGraceUntil + TimeUnit.MILLISECONDS.toNanos(20);
+                    if (lingerUntil - grace < 0) {
+                        lingerUntil = grace;
+                    }
                 }
                 if (now - lingerUntil < 0) {
                     long until = lingerUntil;
@@ -548,6 +567,26 @@ final class Listeners {
             return;
         }
         GlobalEventExecutor.INSTANCE.schedule(() -> awaitDrained(drained, deadline, bolt, 0), POLL_MILLIS, TimeUnit.MILLISECONDS);
+    }
+
+    /** The longest {@code http.drain_grace} of the listeners that take HTTP. */
+    private long maxDrainGraceNanos() {
+        long max = 0;
+        for (RunningListener l : all()) {
+            if (l.config().protocol() != Protocol.BOLT) {
+                max = Math.max(max, l.config().http().drainGrace().toNanos());
+            }
+        }
+        return max;
+    }
+
+    /** Open client connections of every listener (running or retiring). */
+    private int openConnections() {
+        int n = 0;
+        for (RunningListener l : all()) {
+            n += l.channels.size();
+        }
+        return n;
     }
 
     private boolean hasBoltListener() {

@@ -12,9 +12,18 @@ import java.util.List;
  * @param routes   routing rules, first match wins
  * @param http     HTTP options (HTTP listeners)
  * @param bolt     Bolt options (Bolt listeners)
+ * @param maxConnections          open client connections at which the listener refuses more (closes
+ *                                them at accept); 0 = no limit
+ * @param maxConnectionsPerClient open connections from one client IP address at which more from it
+ *                                are refused; 0 = no limit
  */
 public record ListenerConfig(String name, Protocol protocol, String address, int port, List<RouteConfig> routes,
-                             HttpOptions http, BoltOptions bolt) {
+                             HttpOptions http, BoltOptions bolt, int maxConnections, int maxConnectionsPerClient) {
+
+    /** Default {@code max_connections}: two file descriptors each (client and upstream) stay well under a 65 536 fd limit. */
+    public static final int DEFAULT_MAX_CONNECTIONS = 16_384;
+    /** Default {@code max_connections_per_client}: off (clients behind NAT, load balancers and sidecars share an address). */
+    public static final int DEFAULT_MAX_CONNECTIONS_PER_CLIENT = 0;
 
     public ListenerConfig {
         Checks.notBlank("name", name);
@@ -24,6 +33,14 @@ public record ListenerConfig(String name, Protocol protocol, String address, int
         routes = Checks.list(routes);
         http = http == null ? HttpOptions.defaults() : http;
         bolt = bolt == null ? BoltOptions.defaults() : bolt;
+        Checks.range("max_connections", maxConnections, 0, Integer.MAX_VALUE);
+        Checks.range("max_connections_per_client", maxConnectionsPerClient, 0, Integer.MAX_VALUE);
+    }
+
+    /** A listener with the default connection limits. */
+    public ListenerConfig(String name, Protocol protocol, String address, int port, List<RouteConfig> routes,
+                          HttpOptions http, BoltOptions bolt) {
+        this(name, protocol, address, port, routes, http, bolt, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_CLIENT);
     }
 
     public static ListenerConfig http(String name, String address, int port, List<RouteConfig> routes) {
@@ -42,6 +59,10 @@ public record ListenerConfig(String name, Protocol protocol, String address, int
         return toBuilder().http(options).build();
     }
 
+    public ListenerConfig withConnectionLimits(int max, int perClient) {
+        return toBuilder().maxConnections(max).maxConnectionsPerClient(perClient).build();
+    }
+
     /** A builder with the defaults a config file gets for keys it leaves out. */
     public static Builder builder() {
         return new Builder();
@@ -57,6 +78,8 @@ public record ListenerConfig(String name, Protocol protocol, String address, int
         b.routes = routes;
         b.http = http;
         b.bolt = bolt;
+        b.maxConnections = maxConnections;
+        b.maxConnectionsPerClient = maxConnectionsPerClient;
         return b;
     }
 
@@ -73,6 +96,8 @@ public record ListenerConfig(String name, Protocol protocol, String address, int
         private List<RouteConfig> routes = List.of();
         private HttpOptions http = HttpOptions.defaults();
         private BoltOptions bolt = BoltOptions.defaults();
+        private int maxConnections = DEFAULT_MAX_CONNECTIONS;
+        private int maxConnectionsPerClient = DEFAULT_MAX_CONNECTIONS_PER_CLIENT;
 
         private Builder() {
         }
@@ -118,8 +143,19 @@ public record ListenerConfig(String name, Protocol protocol, String address, int
             return this;
         }
 
+        public Builder maxConnections(int maxConnections) {
+            this.maxConnections = maxConnections;
+            return this;
+        }
+
+        public Builder maxConnectionsPerClient(int maxConnectionsPerClient) {
+            this.maxConnectionsPerClient = maxConnectionsPerClient;
+            return this;
+        }
+
         public ListenerConfig build() {
-            return new ListenerConfig(name, protocol, address, port, routes, http, bolt);
+            return new ListenerConfig(name, protocol, address, port, routes, http, bolt, maxConnections,
+                    maxConnectionsPerClient);
         }
     }
 }

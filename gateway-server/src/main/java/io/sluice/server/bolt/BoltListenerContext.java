@@ -4,25 +4,31 @@ import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutor;
 import io.sluice.core.config.BoltOptions;
+import io.sluice.core.time.Scheduler;
 import io.sluice.core.time.Ticker;
 import io.sluice.lb.ClusterBalancer;
 import io.sluice.server.metrics.ListenerMetrics;
 import io.sluice.server.route.RouteTable;
+import io.sluice.server.transport.EventLoopScheduler;
 import io.sluice.server.transport.Transport;
 
 import java.util.IdentityHashMap;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * What every connection of one Bolt listener shares: the route table and default cluster (swapped
- * on reload), limits, metrics, and the per-event-loop multiplexed upstream pools.
+ * on reload), limits, metrics, and per event loop its multiplexed upstream pool and its
+ * {@link Scheduler} (the clock of every timer of that loop's connections: the loop itself in
+ * production, a manual scheduler with a fake ticker in tests).
  */
 public final class BoltListenerContext {
 
     private final String name;
-    private final Ticker ticker;
     private final ListenerMetrics metrics;
     private final Map<EventExecutor, BoltUpstreamPool> pools;
+    private final Function<EventExecutor, BoltUpstreamPool> poolOf;
+    private final Function<EventExecutor, Scheduler> schedulerOf;
     private volatile RouteTable routes;
     private volatile BoltOptions options;
     private volatile ClusterBalancer defaultCluster;
@@ -40,20 +46,40 @@ public final class BoltListenerContext {
         this.options = options;
         this.defaultCluster = defaultCluster;
         this.metrics = metrics;
-        this.ticker = ticker;
         Map<EventExecutor, BoltUpstreamPool> p = new IdentityHashMap<>();
+        Map<EventExecutor, Scheduler> s = new IdentityHashMap<>();
         for (EventExecutor e : workers) {
-            p.put(e, new BoltUpstreamPool((EventLoop) e, transport, options.maxFrameLength(), ticker, upstreamMeters));
+            Scheduler scheduler = new EventLoopScheduler(e, ticker);
+            s.put(e, scheduler);
+            p.put(e, new BoltUpstreamPool((EventLoop) e, transport.upstreamBootstrap((EventLoop) e), options.maxFrameLength(),
+                    scheduler, upstreamMeters));
         }
         this.pools = p;
+        this.poolOf = p::get;
+        this.schedulerOf = s::get;
+    }
+
+    /** A context whose connections find their upstream pool and scheduler through the given functions (tests). */
+    BoltListenerContext(String name, RouteTable routes, BoltOptions options, ClusterBalancer defaultCluster,
+                        ListenerMetrics metrics, Function<EventExecutor, BoltUpstreamPool> poolOf,
+                        Function<EventExecutor, Scheduler> schedulerOf) {
+        this.name = name;
+        this.routes = routes;
+        this.options = options;
+        this.defaultCluster = defaultCluster;
+        this.metrics = metrics;
+        this.pools = Map.of();
+        this.poolOf = poolOf;
+        this.schedulerOf = schedulerOf;
     }
 
     public String name() {
         return name;
     }
 
-    Ticker ticker() {
-        return ticker;
+    /** The scheduler (and through it the clock) of connections on {@code loop}. */
+    Scheduler scheduler(EventExecutor loop) {
+        return schedulerOf.apply(loop);
     }
 
     private volatile io.sluice.server.accesslog.AccessLog accessLog;
@@ -72,7 +98,7 @@ public final class BoltListenerContext {
     }
 
     BoltUpstreamPool pool(EventExecutor loop) {
-        return pools.get(loop);
+        return poolOf.apply(loop);
     }
 
     RouteTable routes() {

@@ -5,7 +5,6 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.util.ReferenceCountUtil;
-import io.netty.util.concurrent.ScheduledFuture;
 import io.sluice.codec.bolt.BoltDecodeError;
 import io.sluice.codec.bolt.BoltFrame;
 import io.sluice.codec.bolt.BoltFrames;
@@ -13,6 +12,9 @@ import io.sluice.codec.bolt.BoltStatus;
 import io.sluice.codec.bolt.BoltType;
 import io.sluice.core.cluster.Host;
 import io.sluice.core.cluster.Outcome;
+import io.sluice.core.time.Cancellable;
+import io.sluice.core.time.Scheduler;
+import io.sluice.core.time.Ticker;
 import io.sluice.lb.ClusterBalancer;
 import io.sluice.server.http.DrainEvent;
 import io.sluice.server.metrics.RequestOutcome;
@@ -65,6 +67,8 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
     private String lastService;
     private ChannelHandlerContext ctx;
     private BoltUpstreamPool pool;
+    private Scheduler scheduler;
+    private Ticker ticker;
     private int inFlight;
     private boolean closed;
     private boolean draining;
@@ -73,7 +77,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
     /** Set by every frame read or written; cleared by the periodic idle check. */
     private boolean traffic;
     private int quietChecks;
-    private ScheduledFuture<?> idleCheck;
+    private Cancellable idleCheck;
 
     BoltProxyHandler(BoltListenerContext lc) {
         this.lc = lc;
@@ -84,6 +88,8 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
     public void handlerAdded(ChannelHandlerContext ctx) {
         this.ctx = ctx;
         this.pool = lc.pool(ctx.executor());
+        this.scheduler = lc.scheduler(ctx.executor());
+        this.ticker = scheduler.ticker();
     }
 
     @Override
@@ -94,7 +100,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
         }
         long period = lc.options().idleTimeout().toNanos() / IDLE_CHECKS;
         if (period > 0) {
-            idleCheck = ctx.executor().scheduleAtFixedRate(this::checkIdle, period, period, TimeUnit.NANOSECONDS);
+            idleCheck = scheduler.scheduleWithFixedDelay(this::checkIdle, period, period);
         }
         ctx.fireChannelActive();
     }
@@ -104,7 +110,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
         closed = true;
         blockedOn = null;
         if (idleCheck != null) {
-            idleCheck.cancel(false);
+            idleCheck.cancel();
             idleCheck = null;
         }
         lc.metrics().connectionClosed();
@@ -141,7 +147,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
     private Route route;
 
     private void onRequest(BoltFrame f) {
-        long start = lc.ticker().nanoTime();
+        long start = ticker.nanoTime();
         target = null;
         route = null;
         lc.metrics().requestStarted();
@@ -192,7 +198,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
             }
             RequestOutcome o = sent ? RequestOutcome.PROXIED : RequestOutcome.OVERLOADED;
             access(target, 0, o, host, start);
-            lc.metrics().requestFinished(route, o, 0, lc.ticker().nanoTime() - start);
+            lc.metrics().requestFinished(route, o, 0, ticker.nanoTime() - start);
         } else {
             int t = f.timeoutMillis();
             long timeout = t > 0 ? Math.min(TimeUnit.MILLISECONDS.toNanos(t), capNanos) : capNanos;
@@ -218,7 +224,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
         }
         f.release();
         access(target, status, outcome, null, start);
-        lc.metrics().requestFinished(route, outcome, 0, lc.ticker().nanoTime() - start);
+        lc.metrics().requestFinished(route, outcome, 0, ticker.nanoTime() - start);
     }
 
     /** One access-log line, when the log is on. */
@@ -229,7 +235,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
                     ? a.getAddress().getHostAddress() : "-";
             log.log(new io.sluice.server.accesslog.AccessLog.Entry(System.currentTimeMillis(), lc.name(), "bolt", client,
                     what == null ? "-" : what, status, outcome.tag(), host == null ? null : host.address(), 0,
-                    (lc.ticker().nanoTime() - start) / 1000));
+                    (ticker.nanoTime() - start) / 1000));
         }
     }
 
@@ -257,7 +263,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
         access(p.target, status, closed ? RequestOutcome.CLIENT_CLOSED : RequestOutcome.PROXIED, p.host, p.startNanos);
         if (closed) {
             response.release();
-            lc.metrics().requestFinished(p.route, RequestOutcome.CLIENT_CLOSED, 0, lc.ticker().nanoTime() - p.startNanos);
+            lc.metrics().requestFinished(p.route, RequestOutcome.CLIENT_CLOSED, 0, ticker.nanoTime() - p.startNanos);
         } else {
             if (status != BoltStatus.SUCCESS && response.bodyLength() == 0 && BoltStatus.isDefined(status)) {
                 // e.g. bolt's own SERVER_THREADPOOL_BUSY: give it a body, or sofaload never completes it
@@ -268,7 +274,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
                 response.rewriteRequestId(p.originalId);
                 write(response);
             }
-            lc.metrics().requestFinished(p.route, RequestOutcome.PROXIED, 0, lc.ticker().nanoTime() - p.startNanos);
+            lc.metrics().requestFinished(p.route, RequestOutcome.PROXIED, 0, ticker.nanoTime() - p.startNanos);
         }
         afterCompletion();
     }
@@ -284,7 +290,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
         }
         access(p.target, status, closed ? RequestOutcome.CLIENT_CLOSED : outcome, p.host, p.startNanos);
         lc.metrics().requestFinished(p.route, closed ? RequestOutcome.CLIENT_CLOSED : outcome, 0,
-                lc.ticker().nanoTime() - p.startNanos);
+                ticker.nanoTime() - p.startNanos);
         afterCompletion();
     }
 
@@ -353,9 +359,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
         closed = true;
         ctx.channel().config().setAutoRead(false);
         ctx.flush();
-        ctx.executor().schedule(() -> {
-            ctx.close();
-        }, BoltListenerContext.DRAIN_LINGER.toNanos(), TimeUnit.NANOSECONDS);
+        scheduler.schedule(ctx::close, BoltListenerContext.DRAIN_LINGER.toNanos());
     }
 
     private void closeAfterFlush() {

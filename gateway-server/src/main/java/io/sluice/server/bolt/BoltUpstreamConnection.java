@@ -9,7 +9,6 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.ConnectTimeoutException;
 import io.netty.util.ReferenceCountUtil;
-import io.netty.util.concurrent.ScheduledFuture;
 import io.sluice.codec.bolt.BoltDecodeError;
 import io.sluice.codec.bolt.BoltFrame;
 import io.sluice.codec.bolt.BoltFrameDecoder;
@@ -19,6 +18,8 @@ import io.sluice.codec.bolt.BoltStatus;
 import io.sluice.codec.bolt.BoltType;
 import io.sluice.core.cluster.Host;
 import io.sluice.core.cluster.Outcome;
+import io.sluice.core.time.Cancellable;
+import io.sluice.core.time.Scheduler;
 import io.sluice.lb.ClusterBalancer;
 import io.sluice.server.metrics.RequestOutcome;
 
@@ -36,7 +37,9 @@ import java.util.concurrent.TimeUnit;
  * the id back to the caller. Oneway frames are forwarded as they are and not tracked.
  *
  * <p>Timeouts: one timer per connection, armed for the earliest deadline of what is pending (the
- * table keeps deadline-ordered lists), instead of a scheduled task per request.
+ * table keeps deadline-ordered lists), instead of a scheduled task per request; it runs on the
+ * listener's {@link Scheduler} for this loop, so a request times out exactly at its deadline on
+ * that scheduler's clock.
  *
  * <p>Lifecycle: opened lazily by {@link BoltUpstreamPool}; frames written while it connects wait
  * in a bounded queue. When it closes (or cannot connect), every pending request fails at once:
@@ -74,10 +77,11 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
     /** Set by every frame read or written; cleared by the periodic keep-alive check. */
     private boolean traffic;
     private int quietChecks;
-    private ScheduledFuture<?> keepAliveCheck;
+    private Cancellable keepAliveCheck;
+    private final Scheduler scheduler;
     private final io.sluice.core.time.Ticker ticker;
     /** The timer for the earliest deadline (null: none armed) and when it fires, on {@link #ticker}. */
-    private ScheduledFuture<?> sweepTimer;
+    private Cancellable sweepTimer;
     private long sweepAt;
     private Channel channel;
     private State state = State.CONNECTING;
@@ -86,9 +90,10 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
     private boolean closeWhenIdle;
 
     BoltUpstreamConnection(BoltUpstreamPool pool, Host host, ClusterBalancer cluster, BoltFraming framing,
-                           int maxFrameLength, io.sluice.core.time.Ticker ticker) {
+                           int maxFrameLength, Scheduler scheduler) {
         this.pool = pool;
-        this.ticker = ticker;
+        this.scheduler = scheduler;
+        this.ticker = scheduler.ticker();
         this.host = host;
         this.cluster = cluster;
         this.framing = framing;
@@ -147,7 +152,7 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
         }
         state = State.ACTIVE;
         long period = KEEPALIVE_NANOS / 2;
-        keepAliveCheck = pool.loop().scheduleAtFixedRate(this::checkKeepAlive, period, period, TimeUnit.NANOSECONDS);
+        keepAliveCheck = scheduler.scheduleWithFixedDelay(this::checkKeepAlive, period, period);
         BoltFrame frame;
         while ((frame = queued.poll()) != null) {
             // a two-way request that timed out while we connected is not sent
@@ -244,7 +249,7 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
     /** (Re)arms the one timer for the earliest pending deadline; {@code now} is a recent ticker reading. */
     private void armSweep(long now) {
         if (sweepTimer != null) {
-            sweepTimer.cancel(false);
+            sweepTimer.cancel();
             sweepTimer = null;
         }
         if (pending.isEmpty() || state == State.CLOSED) {
@@ -252,7 +257,7 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
         }
         long at = pending.earliestDeadline();
         sweepAt = at;
-        sweepTimer = pool.loop().schedule(sweepTask, Math.max(0, at - now), TimeUnit.NANOSECONDS);
+        sweepTimer = scheduler.schedule(sweepTask, at - now);
     }
 
     /** The timer fired: fail what is past its deadline, re-arm for the next one. */
@@ -373,7 +378,7 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
         state = State.CLOSED;
         pool.closed(this);
         if (keepAliveCheck != null) {
-            keepAliveCheck.cancel(false);
+            keepAliveCheck.cancel();
             keepAliveCheck = null;
         }
         BoltFrame f;
@@ -382,7 +387,7 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
         }
         queuedBytes = 0;
         if (sweepTimer != null) {
-            sweepTimer.cancel(false);
+            sweepTimer.cancel();
             sweepTimer = null;
         }
         Pending p;

@@ -5,7 +5,6 @@ import io.netty.channel.EventLoop;
 import io.sluice.codec.bolt.BoltFraming;
 import io.sluice.core.cluster.Host;
 import io.sluice.lb.ClusterBalancer;
-import io.sluice.server.transport.Transport;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -26,7 +25,7 @@ final class BoltUpstreamPool {
     private final EventLoop loop;
     private final Bootstrap bootstrap;
     private final int maxFrameLength;
-    private final io.sluice.core.time.Ticker ticker;
+    private final io.sluice.core.time.Scheduler scheduler;
     private final Map<Host, Slots> hosts = new HashMap<>();
     /** The host of the last {@link #acquire} and its slots (a one-entry cache in front of {@link #hosts}). */
     private Host lastHost;
@@ -36,13 +35,17 @@ final class BoltUpstreamPool {
 
     private final java.util.function.Function<String, io.netty.channel.ChannelHandler> meters;
 
-    BoltUpstreamPool(EventLoop loop, Transport transport, int maxFrameLength, io.sluice.core.time.Ticker ticker,
+    /**
+     * @param template  the bootstrap upstream connections are cloned from (on {@code loop})
+     * @param scheduler the clock and timers of this loop (request timeouts, keep-alive checks)
+     */
+    BoltUpstreamPool(EventLoop loop, Bootstrap template, int maxFrameLength, io.sluice.core.time.Scheduler scheduler,
                      java.util.function.Function<String, io.netty.channel.ChannelHandler> meters) {
         this.meters = meters;
         this.loop = loop;
-        this.ticker = ticker;
+        this.scheduler = scheduler;
         this.maxFrameLength = maxFrameLength;
-        this.bootstrap = transport.upstreamBootstrap(loop);
+        this.bootstrap = template;
     }
 
     EventLoop loop() {
@@ -82,10 +85,10 @@ final class BoltUpstreamPool {
         int i = (s.next[kind]++ & Integer.MAX_VALUE) % n;
         BoltUpstreamConnection c = set[i];
         if (c == null || c.isClosed()) {
-            c = new BoltUpstreamConnection(this, host, cluster, framing, maxFrameLength, ticker);
+            c = new BoltUpstreamConnection(this, host, cluster, framing, maxFrameLength, scheduler);
             set[i] = c;
             open++;
-            c.connect(bootstrap, meters.apply(cluster.name()));
+            c.connect(bootstrap, meters == null ? null : meters.apply(cluster.name()));
         }
         return c;
     }

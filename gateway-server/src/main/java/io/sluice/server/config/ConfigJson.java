@@ -75,7 +75,8 @@ public final class ConfigJson {
     }
 
     private static void listener(ObjectNode o, ListenerConfig l) {
-        o.put("name", l.name()).put("protocol", l.protocol().jsonName()).put("address", l.address()).put("port", l.port());
+        o.put("name", l.name()).put("protocol", l.protocol().jsonName()).put("address", l.address()).put("port", l.port())
+                .put("max_connections", l.maxConnections()).put("max_connections_per_client", l.maxConnectionsPerClient());
         ArrayNode routes = o.putArray("routes");
         for (RouteConfig r : l.routes()) {
             route(routes.addObject(), r);
@@ -85,7 +86,9 @@ public final class ConfigJson {
             o.putObject("http").put("max_initial_line_length", h.maxInitialLineLength())
                     .put("max_header_size", h.maxHeaderSize()).put("max_request_body", h.maxRequestBodyBytes())
                     .put("idle_timeout", d(h.idleTimeout())).put("request_header_timeout", d(h.requestHeaderTimeout()))
-                    .put("preserve_host", h.preserveHost()).put("x_forwarded", h.xForwarded());
+                    .put("preserve_host", h.preserveHost()).put("x_forwarded", h.xForwarded())
+                    .put("request_body_timeout", d(h.requestBodyTimeout())).put("write_timeout", d(h.writeTimeout()))
+                    .put("drain_grace", d(h.drainGrace()));
         }
         if (l.protocol() != Protocol.HTTP) {
             BoltOptions b = l.bolt();

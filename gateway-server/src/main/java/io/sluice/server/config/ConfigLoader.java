@@ -158,8 +158,11 @@ public final class ConfigLoader {
         List<RouteConfig> routes = o.array("routes", (n, p) -> route(JsonObject.of(n, p)));
         HttpOptions http = httpOptions(o.object("http"));
         BoltOptions bolt = boltOptions(o.object("bolt"));
+        int maxConnections = o.integer("max_connections", ListenerConfig.DEFAULT_MAX_CONNECTIONS);
+        int perClient = o.integer("max_connections_per_client", ListenerConfig.DEFAULT_MAX_CONNECTIONS_PER_CLIENT);
         o.finish();
-        return build(o.path(), () -> new ListenerConfig(name, protocol, address, port, routes, http, bolt));
+        return build(o.path(), () -> new ListenerConfig(name, protocol, address, port, routes, http, bolt,
+                maxConnections, perClient));
     }
 
     private static HttpOptions httpOptions(JsonObject o) {
@@ -174,8 +177,12 @@ public final class ConfigLoader {
         Duration head = o.duration("request_header_timeout", d.requestHeaderTimeout());
         boolean preserveHost = o.bool("preserve_host", d.preserveHost());
         boolean xff = o.bool("x_forwarded", d.xForwarded());
+        Duration bodyTimeout = o.duration("request_body_timeout", d.requestBodyTimeout());
+        Duration write = o.duration("write_timeout", d.writeTimeout());
+        Duration grace = o.duration("drain_grace", d.drainGrace());
         o.finish();
-        return build(o.path(), () -> new HttpOptions(line, header, body, idle, head, preserveHost, xff));
+        return build(o.path(), () -> new HttpOptions(line, header, body, idle, head, preserveHost, xff, bodyTimeout, write,
+                grace));
     }
 
     private static BoltOptions boltOptions(JsonObject o) {

@@ -4,24 +4,30 @@ import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutor;
 import io.sluice.core.config.HttpOptions;
+import io.sluice.core.time.Scheduler;
 import io.sluice.core.time.Ticker;
 import io.sluice.server.metrics.ListenerMetrics;
 import io.sluice.server.route.RouteTable;
+import io.sluice.server.transport.EventLoopScheduler;
 import io.sluice.server.transport.Transport;
 
 import java.util.IdentityHashMap;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * What every connection of one HTTP listener shares: the route table (swapped on reload), limits
- * and timeouts, metrics, and the per-event-loop upstream pools.
+ * and timeouts, metrics, and per event loop its upstream pool and its {@link Scheduler} (the one
+ * clock every connection timer of that loop runs on: the loop itself in production, a manual
+ * scheduler with a fake ticker in tests).
  */
 public final class HttpListenerContext {
 
     private final String name;
-    private final Ticker ticker;
     private final ListenerMetrics metrics;
     private final Map<EventExecutor, HttpUpstreamPool> pools;
+    private final Function<EventExecutor, HttpUpstreamPool> poolOf;
+    private final Function<EventExecutor, Scheduler> schedulerOf;
     private volatile RouteTable routes;
     private volatile HttpOptions options;
     private volatile boolean draining;
@@ -34,12 +40,30 @@ public final class HttpListenerContext {
         this.routes = routes;
         this.options = options;
         this.metrics = metrics;
-        this.ticker = ticker;
         Map<EventExecutor, HttpUpstreamPool> p = new IdentityHashMap<>();
+        Map<EventExecutor, Scheduler> s = new IdentityHashMap<>();
         for (EventExecutor e : workers) {
             p.put(e, new HttpUpstreamPool((EventLoop) e, transport, upstreamMeters));
+            s.put(e, new EventLoopScheduler(e, ticker));
         }
         this.pools = p;
+        this.poolOf = p::get;
+        this.schedulerOf = s::get;
+    }
+
+    /**
+     * A context whose connections find their upstream pool and scheduler through the given
+     * functions (tests: one pool on an embedded event loop, a manual scheduler).
+     */
+    HttpListenerContext(String name, RouteTable routes, HttpOptions options, ListenerMetrics metrics,
+                        Function<EventExecutor, HttpUpstreamPool> poolOf, Function<EventExecutor, Scheduler> schedulerOf) {
+        this.name = name;
+        this.routes = routes;
+        this.options = options;
+        this.metrics = metrics;
+        this.poolOf = poolOf;
+        this.schedulerOf = schedulerOf;
+        this.pools = Map.of();
     }
 
     /** Sets the access log (null = none). */
@@ -55,8 +79,9 @@ public final class HttpListenerContext {
         return name;
     }
 
-    Ticker ticker() {
-        return ticker;
+    /** The scheduler (and through it the clock) of connections on {@code loop}. */
+    Scheduler scheduler(EventExecutor loop) {
+        return schedulerOf.apply(loop);
     }
 
     ListenerMetrics metrics() {
@@ -64,7 +89,7 @@ public final class HttpListenerContext {
     }
 
     HttpUpstreamPool pool(EventExecutor loop) {
-        return pools.get(loop);
+        return poolOf.apply(loop);
     }
 
     RouteTable routes() {

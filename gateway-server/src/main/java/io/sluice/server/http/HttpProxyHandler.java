@@ -10,7 +10,6 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ConnectTimeoutException;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.util.ReferenceCountUtil;
-import io.netty.util.concurrent.ScheduledFuture;
 import io.sluice.codec.http.HttpBody;
 import io.sluice.codec.http.HttpDecodeError;
 import io.sluice.codec.http.HttpHead;
@@ -18,6 +17,9 @@ import io.sluice.codec.http.ProxyHeads;
 import io.sluice.core.cluster.Host;
 import io.sluice.core.cluster.Outcome;
 import io.sluice.core.config.HttpOptions;
+import io.sluice.core.time.Cancellable;
+import io.sluice.core.time.Scheduler;
+import io.sluice.core.time.Ticker;
 import io.sluice.lb.ClusterBalancer;
 import io.sluice.server.accesslog.AccessLog;
 import io.sluice.server.metrics.ClusterMetrics;
@@ -42,8 +44,12 @@ import java.util.concurrent.TimeUnit;
  * <p>Buffer ownership: every {@link HttpHead} and {@link HttpBody} read is either written to the
  * other side (which then owns its bytes), queued (released if the exchange dies) or released here.
  *
- * <p>Timeouts share one lazily re-armed timer per connection: idle keep-alive, request-head read
- * (slowloris), and upstream response (time from request sent to response head).
+ * <p>Timeouts share one lazily re-armed timer per connection, on the listener's {@link Scheduler}
+ * for this event loop: idle keep-alive, request-head read (slowloris), request-body read (no byte
+ * for {@code request_body_timeout} while the gateway reads an incomplete body), downstream write
+ * (the client connection unwritable for {@code write_timeout}: a client that stopped reading),
+ * upstream connect, and upstream response (time from request sent to response head). See "the one
+ * timer" below for why each fires exactly at its deadline.
  */
 final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
 
@@ -57,17 +63,26 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     private final HttpListenerContext lc;
     private ChannelHandlerContext ctx;
     private HttpUpstreamPool pool;
+    private Scheduler scheduler;
+    private Ticker ticker;
     private State state = State.AWAIT_HEAD;
     /** Messages held back: request parts while connecting, or a pipelined next request. */
     private final ArrayDeque<Object> queue = new ArrayDeque<>(4);
     private String clientIp;
 
-    // timers (nanos from the listener's ticker; 0 = not set)
-    private ScheduledFuture<?> timer;
+    // timers (nanos from the scheduler's ticker; 0 = not set)
+    private final Runnable timerTask = this::onTimer;
+    private Cancellable timer;
     private long timerDue;
     private long lastActivity;
     private long headStart;
+    private long connectDeadline;
     private long responseDeadline;
+    /** Draining: an idle connection closes at this time (0: not draining, or not idle when the drain began). */
+    private long drainDeadline;
+    /** The client connection is unwritable, since {@link #unwritableSince}. */
+    private boolean unwritable;
+    private long unwritableSince;
 
     // the current exchange
     private int exchangeId;
@@ -109,19 +124,24 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     public void handlerAdded(ChannelHandlerContext ctx) {
         this.ctx = ctx;
         this.pool = lc.pool(ctx.executor());
+        this.scheduler = lc.scheduler(ctx.executor());
+        this.ticker = scheduler.ticker();
     }
 
     @Override
     public void channelActive(ChannelHandlerContext ctx) {
         lc.metrics().connectionOpened();
-        lastActivity = lc.ticker().nanoTime();
+        lastActivity = ticker.nanoTime();
         armTimer(lastActivity + lc.options().idleTimeout().toNanos());
+        if (lc.draining()) {
+            drain(); // accepted just before the listening socket closed: it missed the drain event
+        }
         ctx.fireChannelActive();
     }
 
     /** Raw bytes arrived (called by {@link ReadMarkerHandler} before decoding). */
     void onBytes() {
-        long now = lc.ticker().nanoTime();
+        long now = ticker.nanoTime();
         lastActivity = now;
         if (state == State.AWAIT_HEAD && headStart == 0) {
             headStart = now;
@@ -170,8 +190,18 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        boolean writable = ctx.channel().isWritable();
         if (upstream != null) {
-            upstream.config().setAutoRead(ctx.channel().isWritable());
+            upstream.config().setAutoRead(writable);
+        }
+        if (!writable) {
+            if (!unwritable && state != State.CLOSED) {
+                unwritable = true;
+                unwritableSince = ticker.nanoTime();
+                armTimer(unwritableSince + lc.options().writeTimeout().toNanos());
+            }
+        } else {
+            unwritable = false;
         }
         ctx.fireChannelWritabilityChanged();
     }
@@ -203,21 +233,37 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
         if (evt == DrainEvent.INSTANCE) {
-            if ((state == State.AWAIT_HEAD && headStart == 0 || state == State.DISCARDING) && queue.isEmpty()) {
-                ctx.close();
-            } else {
-                closeAfterResponse = true;
-            }
+            drain();
             return;
         }
         ctx.fireUserEventTriggered(evt);
+    }
+
+    /**
+     * The gateway drains. Every response from now on says {@code Connection: close} and the
+     * connection closes after it. An idle connection (no request byte yet) stays open for
+     * {@code drain_grace}: a request the client sent just before it learnt of the drain is still
+     * answered; only then does it close. Closing at once would drop such a request unanswered.
+     */
+    private void drain() {
+        closeAfterResponse = true;
+        if (state == State.CLOSED || state != State.AWAIT_HEAD || headStart != 0 || !queue.isEmpty()) {
+            return; // busy: it closes after its response (or its own timeout)
+        }
+        long grace = lc.options().drainGrace().toNanos();
+        if (grace == 0) {
+            ctx.close();
+            return;
+        }
+        drainDeadline = ticker.nanoTime() + grace;
+        armTimer(drainDeadline);
     }
 
     // ---------------------------------------------------------------- request
 
     private void beginExchange() {
         exchangeId++;
-        start = lc.ticker().nanoTime();
+        start = ticker.nanoTime();
         headStart = 0;
         lc.metrics().requestStarted();
         options = lc.options();
@@ -383,7 +429,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void armResponseDeadline() {
-        responseDeadline = lc.ticker().nanoTime() + route.timeoutNanos();
+        responseDeadline = ticker.nanoTime() + route.timeoutNanos();
         armTimer(responseDeadline);
     }
 
@@ -393,6 +439,8 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         int id = exchangeId;
         Host target = host;
         ClusterBalancer c = cluster;
+        connectDeadline = ticker.nanoTime() + c.config().connectTimeout().toNanos();
+        armTimer(connectDeadline);
         pool.connect(target, c.config()).addListener((ChannelFuture f) -> onConnected(f, id, target, c));
     }
 
@@ -403,6 +451,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             }
             return;
         }
+        connectDeadline = 0;
         if (!f.isSuccess()) {
             boolean timeout = f.cause() instanceof ConnectTimeoutException;
             c.onOutcome(target, Outcome.CONNECT_FAILURE);
@@ -603,6 +652,59 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         respondError(HttpResponseStatus.BAD_GATEWAY, reason, RequestOutcome.UPSTREAM_RESET, false);
     }
 
+    /**
+     * No byte of an incomplete request body for {@code request_body_timeout} while the gateway was
+     * reading: 408 if nothing was answered yet, else just the close (the response cannot be
+     * finished). The upstream connection is closed: its request is cut off mid-body.
+     */
+    private void onBodyTimeout(HttpOptions o) {
+        if (state == State.DISCARDING) { // the answer went out already; only the rest of the body was awaited
+            state = State.CLOSED;
+            releaseQueue();
+            ctx.close();
+            return;
+        }
+        abortUpstream(null); // the upstream is not at fault
+        dropQueuedBody();
+        if (responseStarted) {
+            finishExchange(RequestOutcome.BODY_TIMEOUT, status);
+            state = State.CLOSED;
+            releaseQueue();
+            ctx.close();
+            return;
+        }
+        keepAlive = false;
+        respondError(HttpResponseStatus.REQUEST_TIMEOUT, "request body: no bytes received for "
+                + o.requestBodyTimeout().toMillis() + " ms", RequestOutcome.BODY_TIMEOUT, true);
+    }
+
+    /**
+     * The client connection stayed unwritable for {@code write_timeout}: the client stopped reading.
+     * Both sides close; what is queued for the client is dropped.
+     */
+    private void onWriteTimeout() {
+        lc.metrics().writeTimedOut();
+        State was = state;
+        state = State.CLOSED;
+        if (was == State.CONNECTING || was == State.PROXYING) {
+            abortUpstream(null);
+            finishExchange(RequestOutcome.WRITE_TIMEOUT, responseStarted ? status : 0);
+        }
+        releaseQueue();
+        ctx.close();
+    }
+
+    /** The connection to the picked host did not come up within the cluster's connect timeout. */
+    private void onConnectTimeout() {
+        connectDeadline = 0;
+        ClusterBalancer c = cluster;
+        c.onOutcome(host, Outcome.CONNECT_FAILURE);
+        dropQueuedBody();
+        respondError(HttpResponseStatus.GATEWAY_TIMEOUT, "timed out connecting to " + host.address() + " of cluster "
+                + c.name() + " within " + c.config().connectTimeout().toMillis() + " ms", RequestOutcome.CONNECT_TIMEOUT, false);
+        // the connect goes on; onConnected parks the connection if it comes up
+    }
+
     private void onResponseTimeout() {
         abortUpstream(Outcome.TIMEOUT);
         respondError(HttpResponseStatus.GATEWAY_TIMEOUT, "upstream " + host.address() + " did not respond within "
@@ -657,7 +759,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void finishExchange(RequestOutcome outcome, int code) {
-        long elapsed = lc.ticker().nanoTime() - start;
+        long elapsed = ticker.nanoTime() - start;
         AccessLog accessLog = lc.accessLog();
         if (accessLog != null) {
             accessLog.log(new AccessLog.Entry(System.currentTimeMillis(), lc.name(), "http", clientIp(),
@@ -672,6 +774,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         }
         lc.metrics().requestFinished(route, outcome, code, elapsed);
         responseDeadline = 0;
+        connectDeadline = 0;
         route = null;
         cluster = null;
     }
@@ -690,7 +793,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     private void nextRequest() {
         state = State.AWAIT_HEAD;
         headStart = 0;
-        lastActivity = lc.ticker().nanoTime();
+        lastActivity = ticker.nanoTime();
         armTimer(lastActivity + lc.options().idleTimeout().toNanos());
         if (closeAfterResponse) {
             closeAfterFlush();
@@ -722,6 +825,9 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
                 && (upstream == null || upstream.isWritable());
         if (ctx.channel().config().isAutoRead() != want) {
             ctx.channel().config().setAutoRead(want);
+            if (want) {
+                lastActivity = ticker.nanoTime(); // the body-read timeout counts only while the gateway reads
+            }
         }
     }
 
@@ -762,29 +868,40 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     }
 
     // ---------------------------------------------------------------- the one timer
+    //
+    // One task at a time is scheduled per connection, at timerDue. A deadline set while it is armed
+    // for an earlier time changes nothing: when it fires, onTimer re-arms for the earliest deadline
+    // then pending. A deadline earlier than timerDue (rare: every deadline is at least the horizon
+    // away, and the task is never armed further out than the horizon) cancels and re-arms. So every
+    // timeout fires exactly at its deadline on the scheduler's clock (tests: HttpProxyTimeoutTest),
+    // and a request costs no scheduling at all in the common case.
 
     private void armTimer(long deadline) {
-        if (timer != null && deadline >= timerDue) {
+        if (timer != null && deadline - timerDue >= 0) {
             return; // the armed timer fires earlier and re-arms for what is left
         }
         if (timer != null) {
-            timer.cancel(false); // rare: the invariant below makes later deadlines fall after the armed timer
+            timer.cancel(); // rare: the invariant below makes later deadlines fall after the armed timer
         }
-        long now = lc.ticker().nanoTime();
+        long now = ticker.nanoTime();
         // Never arm further out than the shortest timeout: any deadline set before this timer fires
-        // is then later than it, so the per-request response deadline never cancels and reschedules.
+        // is then later than it, so per-request deadlines never cancel and reschedule.
         HttpOptions o = lc.options();
-        long horizon = Math.min(Math.min(o.idleTimeout().toNanos(), o.requestHeaderTimeout().toNanos()),
-                lc.routes().minTimeoutNanos());
-        timerDue = Math.min(deadline, now + horizon);
-        timer = ctx.executor().schedule(this::onTimer, Math.max(0, timerDue - now), TimeUnit.NANOSECONDS);
+        long horizon = Math.min(Math.min(Math.min(o.idleTimeout().toNanos(), o.requestHeaderTimeout().toNanos()),
+                Math.min(o.requestBodyTimeout().toNanos(), o.writeTimeout().toNanos())), lc.routes().minTimeoutNanos());
+        timerDue = deadline - (now + horizon) < 0 ? deadline : now + horizon;
+        timer = scheduler.schedule(timerTask, timerDue - now);
     }
 
     private void cancelTimer() {
         if (timer != null) {
-            timer.cancel(false);
+            timer.cancel();
             timer = null;
         }
+    }
+
+    private static long earlier(long a, long b) {
+        return a - b <= 0 ? a : b;
     }
 
     private void onTimer() {
@@ -792,15 +909,38 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         if (state == State.CLOSED) {
             return;
         }
-        long now = lc.ticker().nanoTime();
+        long now = ticker.nanoTime();
         HttpOptions o = lc.options();
-        long next;
-        if (state == State.PROXYING && responseDeadline != 0) {
+        long next = now + o.idleTimeout().toNanos(); // nothing else due: look again later
+        if (unwritable) {
+            long due = unwritableSince + o.writeTimeout().toNanos();
+            if (now - due >= 0) {
+                onWriteTimeout();
+                return;
+            }
+            next = earlier(next, due);
+        }
+        if ((state == State.PROXYING && requestHasBody && !requestComplete || state == State.DISCARDING)
+                && ctx.channel().config().isAutoRead()) {
+            long due = lastActivity + o.requestBodyTimeout().toNanos();
+            if (now - due >= 0) {
+                onBodyTimeout(o);
+                return;
+            }
+            next = earlier(next, due);
+        }
+        if (state == State.CONNECTING && connectDeadline != 0) {
+            if (now - connectDeadline >= 0) {
+                onConnectTimeout();
+                return;
+            }
+            next = earlier(next, connectDeadline);
+        } else if (state == State.PROXYING && responseDeadline != 0) {
             if (now - responseDeadline >= 0) {
                 onResponseTimeout();
                 return;
             }
-            next = responseDeadline;
+            next = earlier(next, responseDeadline);
         } else if (state == State.AWAIT_HEAD && headStart != 0) {
             long due = headStart + o.requestHeaderTimeout().toNanos();
             if (now - due >= 0) {
@@ -812,16 +952,17 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
                         + o.requestHeaderTimeout().toMillis() + " ms", RequestOutcome.HEADER_TIMEOUT, true);
                 return;
             }
-            next = due;
+            next = earlier(next, due);
         } else if (state == State.AWAIT_HEAD) {
             long due = lastActivity + o.idleTimeout().toNanos();
+            if (drainDeadline != 0) {
+                due = earlier(due, drainDeadline);
+            }
             if (now - due >= 0) {
                 ctx.close();
                 return;
             }
-            next = due;
-        } else {
-            next = now + o.idleTimeout().toNanos(); // busy: look again later
+            next = earlier(next, due);
         }
         armTimer(next);
     }

@@ -45,9 +45,14 @@ final class HttpUpstreamPool {
     private final java.util.function.Function<String, ClusterMetrics> meters;
 
     HttpUpstreamPool(EventLoop loop, Transport transport, java.util.function.Function<String, ClusterMetrics> meters) {
+        this(loop, transport.upstreamBootstrap(loop), meters);
+    }
+
+    /** A pool opening connections from {@code template} (tests: embedded channels on {@code loop}). */
+    HttpUpstreamPool(EventLoop loop, Bootstrap template, java.util.function.Function<String, ClusterMetrics> meters) {
         this.meters = meters;
         this.loop = loop;
-        this.bootstrap = transport.upstreamBootstrap(loop);
+        this.bootstrap = template;
     }
 
     EventLoop loop() {

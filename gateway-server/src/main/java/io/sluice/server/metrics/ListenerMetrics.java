@@ -28,7 +28,9 @@ import java.util.function.Function;
  * field reads and adder increments — no tag lookups, no allocation.
  *
  * <ul>
- *   <li>{@code sluice.downstream.connections.active} (gauge), {@code .accepted}, {@code .closed{reason}}</li>
+ *   <li>{@code sluice.downstream.connections.active} (gauge), {@code .accepted}, {@code .closed{reason}},
+ *       {@code .refused{reason}} (over {@code max_connections} or {@code max_connections_per_client})</li>
+ *   <li>{@code sluice.downstream.write_timeouts}: connections closed because the client stopped reading</li>
  *   <li>{@code sluice.downstream.received|sent} (bytes)</li>
  *   <li>{@code sluice.downstream.requests.active} (gauge)</li>
  *   <li>{@code sluice.requests{listener, protocol, route, outcome, status}} (status class 1xx..5xx, or
@@ -81,6 +83,9 @@ public final class ListenerMetrics implements AutoCloseable {
     private final AtomicInteger activeRequests = new AtomicInteger();
     private final Counter accepted;
     private final Counter[] closed = new Counter[CloseReason.values().length];
+    private final Counter refusedListener;
+    private final Counter refusedClient;
+    private final Counter writeTimeouts;
     final Counter bytesIn;
     final Counter bytesOut;
     private final RouteMeters noRoute;
@@ -109,6 +114,15 @@ public final class ListenerMetrics implements AutoCloseable {
                     .tags("listener", listener, "protocol", protocol, "reason", r.tag)
                     .description("Client connections closed, by who closed them").register(registry));
         }
+        refusedListener = add(Counter.builder("sluice.downstream.connections.refused")
+                .tags("listener", listener, "protocol", protocol, "reason", "listener_limit")
+                .description("Client connections closed at accept: over a connection limit").register(registry));
+        refusedClient = add(Counter.builder("sluice.downstream.connections.refused")
+                .tags("listener", listener, "protocol", protocol, "reason", "client_limit")
+                .description("Client connections closed at accept: over a connection limit").register(registry));
+        writeTimeouts = add(Counter.builder("sluice.downstream.write_timeouts")
+                .tags("listener", listener, "protocol", protocol)
+                .description("Client connections closed because they stopped reading for write_timeout").register(registry));
         bytesIn = add(Counter.builder("sluice.downstream.received").baseUnit("bytes")
                 .tags("listener", listener, "protocol", protocol).description("Bytes read from clients").register(registry));
         bytesOut = add(Counter.builder("sluice.downstream.sent").baseUnit("bytes")
@@ -188,6 +202,25 @@ public final class ListenerMetrics implements AutoCloseable {
 
     public void connectionClosed() {
         activeConnections.decrementAndGet();
+    }
+
+    /** A connection was closed at accept: {@code perClient} over the per-client limit, else over the listener's. */
+    public void connectionRefused(boolean perClient) {
+        (perClient ? refusedClient : refusedListener).increment();
+    }
+
+    /** Connections refused at accept, over the listener's ({@code perClient} false) or the per-client limit. */
+    public double refused(boolean perClient) {
+        return (perClient ? refusedClient : refusedListener).count();
+    }
+
+    /** A client connection was closed because it stayed unwritable for the write timeout. */
+    public void writeTimedOut() {
+        writeTimeouts.increment();
+    }
+
+    public double writeTimeouts() {
+        return writeTimeouts.count();
     }
 
     public int activeConnections() {

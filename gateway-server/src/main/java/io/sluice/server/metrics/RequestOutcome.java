@@ -15,6 +15,10 @@ public enum RequestOutcome {
     HEADERS_TOO_LARGE("headers_too_large"),
     BODY_TOO_LARGE("body_too_large"),
     HEADER_TIMEOUT("header_timeout"),
+    /** HTTP: the client stopped sending an incomplete request body for {@code request_body_timeout}. */
+    BODY_TIMEOUT("body_timeout"),
+    /** HTTP: the client stopped reading its response for {@code write_timeout}; both sides were closed. */
+    WRITE_TIMEOUT("write_timeout"),
     CLIENT_CLOSED("client_closed"),
     CODEC_ERROR("codec_error"),
     OVERLOADED("overloaded");

@@ -154,6 +154,38 @@ class ConfigLoaderTest {
     }
 
     @Test
+    void slowClientLimitsHaveDefaultsReadTheirKeysSurviveRenderingAndNameTheirPath() {
+        ListenerConfig d = nat(MIN).listeners().get(0);
+        assertThat(d.maxConnections()).isEqualTo(16_384);
+        assertThat(d.maxConnectionsPerClient()).isZero();
+        assertThat(d.http().requestBodyTimeout()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(d.http().writeTimeout()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(d.http().drainGrace()).isEqualTo(Duration.ofMillis(500));
+        assertThat(nat(MIN.replace("\"port\": 8080", "\"port\": 8080, \"http\": {\"drain_grace\": \"0s\"}"))
+                .listeners().get(0).http().drainGrace()).isZero();
+        assertThat(error(MIN.replace("\"port\": 8080", "\"port\": 8080, \"http\": {\"drain_grace\": \"-1s\"}")))
+                .startsWith("$.listeners[0].http.drain_grace:");
+
+        GatewayConfig c = nat(MIN.replace("\"port\": 8080", "\"port\": 8080, \"max_connections\": 500, "
+                + "\"max_connections_per_client\": 20, \"http\": {\"request_body_timeout\": \"5s\", \"write_timeout\": \"750ms\", \"drain_grace\": \"2s\"}"));
+        ListenerConfig l = c.listeners().get(0);
+        assertThat(l.maxConnections()).isEqualTo(500);
+        assertThat(l.maxConnectionsPerClient()).isEqualTo(20);
+        assertThat(l.http().requestBodyTimeout()).isEqualTo(Duration.ofSeconds(5));
+        assertThat(l.http().writeTimeout()).isEqualTo(Duration.ofMillis(750));
+        assertThat(nat(ConfigJson.render(c)).listeners().get(0)).isEqualTo(l);
+
+        assertThat(error(MIN.replace("\"port\": 8080", "\"port\": 8080, \"max_connections\": -1")))
+                .startsWith("$.listeners[0].max_connections:").contains("-1");
+        assertThat(error(MIN.replace("\"port\": 8080", "\"port\": 8080, \"max_connections_per_client\": -2")))
+                .startsWith("$.listeners[0].max_connections_per_client:").contains("-2");
+        assertThat(error(MIN.replace("\"port\": 8080", "\"port\": 8080, \"http\": {\"request_body_timeout\": \"0s\"}")))
+                .startsWith("$.listeners[0].http.request_body_timeout:");
+        assertThat(error(MIN.replace("\"port\": 8080", "\"port\": 8080, \"http\": {\"write_timeout\": \"soon\"}")))
+                .startsWith("$.listeners[0].http.write_timeout:").contains("a duration like");
+    }
+
+    @Test
     void aListenerRoutesToClustersOfItsProtocolUnlessItIsAuto() {
         String two = """
                 {"listeners": [{"name": "l", "protocol": "%s", "port": 8080, "routes": [{"cluster": "web"}, {"cluster": "rpc"}]}],

@@ -1,0 +1,403 @@
+package io.sluice.server.http;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ConnectTimeoutException;
+import io.netty.channel.EventLoop;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.util.concurrent.EventExecutor;
+import io.sluice.core.config.ClusterConfig;
+import io.sluice.core.config.HostConfig;
+import io.sluice.core.config.HttpOptions;
+import io.sluice.core.config.RouteConfig;
+import io.sluice.core.time.ManualScheduler;
+import io.sluice.lb.ClusterBalancer;
+import io.sluice.lb.LbContext;
+import io.sluice.server.metrics.ListenerMetrics;
+import io.sluice.server.metrics.RequestOutcome;
+import io.sluice.server.route.RouteTable;
+import io.sluice.server.testing.EmbeddedUpstreams;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+
+import static io.sluice.server.testing.EmbeddedUpstreams.drainText;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Every timeout of {@link HttpProxyHandler}, on a fake clock: the handler runs in an
+ * {@link EmbeddedChannel} with the listener's scheduler replaced by a {@link ManualScheduler};
+ * upstream connections are embedded channels carrying the pool's real pipeline. Each timeout is
+ * shown not to fire 1 ns before its deadline and to fire exactly at it.
+ */
+@Timeout(10)
+class HttpProxyTimeoutTest {
+
+    static final Duration IDLE = Duration.ofSeconds(5);
+    static final Duration HEAD = Duration.ofSeconds(1);
+    static final Duration CONNECT = Duration.ofMillis(250);
+    static final Duration RESPONSE = Duration.ofMillis(400);
+    static final Duration BODY = Duration.ofMillis(700);
+    static final Duration WRITE = Duration.ofMillis(900);
+    static final Duration GRACE = Duration.ofMillis(300);
+    static final String GET = "GET /x HTTP/1.1\r\nHost: a\r\n\r\n";
+    static final String OK = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+
+    final ManualScheduler clock = new ManualScheduler(1_000_000_000L);
+    final EmbeddedUpstreams upstreams = new EmbeddedUpstreams();
+    final Map<EventExecutor, HttpUpstreamPool> pools = new IdentityHashMap<>();
+    final ListenerMetrics metrics = new ListenerMetrics(new SimpleMeterRegistry(), "web", "http");
+    HttpListenerContext lc;
+    EmbeddedChannel client;
+
+    HttpProxyTimeoutTest() {
+        ClusterConfig cc = ClusterConfig.of("c", List.of(new HostConfig("127.0.0.1", 8080, 1)))
+                .withTimeouts(CONNECT, RESPONSE);
+        ClusterBalancer c = ClusterBalancer.create(cc, new LbContext(clock, new SplittableRandom(1)));
+        RouteTable routes = RouteTable.compile(List.of(RouteConfig.to("c")), Map.of("c", c));
+        HttpOptions d = HttpOptions.defaults();
+        HttpOptions o = new HttpOptions(d.maxInitialLineLength(), d.maxHeaderSize(), 0, IDLE, HEAD, true, false, BODY, WRITE, GRACE);
+        lc = new HttpListenerContext("web", routes, o, metrics,
+                e -> pools.computeIfAbsent(e, l -> new HttpUpstreamPool((EventLoop) l, upstreams.template((EventLoop) l), n -> null)),
+                e -> clock);
+        client = EmbeddedChannel.builder().register(false).build();
+        new HttpServerInitializer(lc, null).configure(client, false);
+    }
+
+    private void connectClient() throws Exception {
+        client.register(); // channelActive: the idle timer starts now
+    }
+
+    private void send(String s) {
+        client.writeInbound(Unpooled.copiedBuffer(s, StandardCharsets.US_ASCII));
+        client.runPendingTasks(); // connects and flushes queued on the loop
+    }
+
+    private void advance(Duration d) {
+        clock.advance(d);
+        client.runPendingTasks();
+    }
+
+    private void advanceNanos(long n) {
+        clock.advanceNanos(n);
+        client.runPendingTasks();
+    }
+
+    @AfterEach
+    void tearDown() {
+        for (HttpUpstreamPool p : pools.values()) {
+            p.closeAll();
+        }
+        client.runPendingTasks();
+        assertThat(client.finishAndReleaseAll()).as("unread client output").isFalse();
+        upstreams.finishAll();
+    }
+
+    @Test
+    void responseTimeoutAnswers504ExactlyAtTheRouteTimeout() throws Exception {
+        connectClient();
+        send(GET);
+        EmbeddedChannel up = upstreams.last();
+        assertThat(drainText(up)).startsWith("GET /x HTTP/1.1\r\n");
+
+        advanceNanos(RESPONSE.toNanos() - 1);
+        assertThat(drainText(client)).isEmpty();
+        assertThat(up.isOpen()).isTrue();
+
+        advanceNanos(1);
+        assertThat(drainText(client)).startsWith("HTTP/1.1 504 ");
+        assertThat(up.isOpen()).as("the upstream connection of a timed-out exchange is closed").isFalse();
+        assertThat(metrics.count(RequestOutcome.UPSTREAM_TIMEOUT)).isEqualTo(1);
+    }
+
+    @Test
+    void responseTimeoutCountsFromTheLastRequestByteNotTheHead() throws Exception {
+        connectClient();
+        send("POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\n\r\nab");
+        EmbeddedChannel up = upstreams.last();
+        advance(Duration.ofMillis(300)); // the body trickles: no response deadline yet
+        send("cd");
+        assertThat(drainText(up)).endsWith("abcd");
+
+        advanceNanos(RESPONSE.toNanos() - 1);
+        assertThat(drainText(client)).isEmpty();
+        advanceNanos(1);
+        assertThat(drainText(client)).startsWith("HTTP/1.1 504 ");
+    }
+
+    @Test
+    void aSecondRequestOnTheConnectionGetsItsOwnFullResponseTimeout() throws Exception {
+        connectClient();
+        send(GET);
+        upstreams.last().writeInbound(Unpooled.copiedBuffer(OK, StandardCharsets.US_ASCII));
+        client.runPendingTasks();
+        assertThat(drainText(client)).startsWith("HTTP/1.1 200 ");
+        drainText(upstreams.last());
+
+        advance(Duration.ofMillis(390)); // the timer armed for the first request is still pending
+        send(GET);
+        EmbeddedChannel up = upstreams.last();
+        assertThat(upstreams.channels).hasSize(1); // the parked connection was reused
+        assertThat(drainText(up)).startsWith("GET /x");
+        advanceNanos(RESPONSE.toNanos() - 1);
+        assertThat(drainText(client)).isEmpty();
+        advanceNanos(1);
+        assertThat(drainText(client)).startsWith("HTTP/1.1 504 ");
+    }
+
+    @Test
+    void connectTimeoutAnswers504ExactlyAtTheClusterConnectTimeout() throws Exception {
+        upstreams.holdConnects(); // an upstream that never accepts
+        connectClient();
+        send(GET);
+        assertThat(upstreams.pendingConnects()).isEqualTo(1);
+
+        advanceNanos(CONNECT.toNanos() - 1);
+        assertThat(drainText(client)).isEmpty();
+        advanceNanos(1);
+        assertThat(drainText(client)).startsWith("HTTP/1.1 504 ");
+        assertThat(metrics.count(RequestOutcome.CONNECT_TIMEOUT)).isEqualTo(1);
+        assertThat(metrics.count(RequestOutcome.CONNECT_FAILURE)).isZero();
+        assertThat(client.isOpen()).as("keep-alive: the client may send the next request").isTrue();
+    }
+
+    @Test
+    void aConnectFailingWithConnectTimeoutExceptionIs504NotA502() throws Exception {
+        upstreams.holdConnects();
+        connectClient();
+        send(GET);
+        upstreams.failConnect(new ConnectTimeoutException("connection timed out: /127.0.0.1:8080"));
+        client.runPendingTasks();
+        assertThat(drainText(client)).startsWith("HTTP/1.1 504 ");
+        assertThat(metrics.count(RequestOutcome.CONNECT_TIMEOUT)).isEqualTo(1);
+        assertThat(metrics.count(RequestOutcome.CONNECT_FAILURE)).isZero();
+    }
+
+    @Test
+    void aRefusedConnectIs502() throws Exception {
+        upstreams.holdConnects();
+        connectClient();
+        send(GET);
+        upstreams.failConnect(new java.net.ConnectException("connection refused"));
+        client.runPendingTasks();
+        assertThat(drainText(client)).startsWith("HTTP/1.1 502 ");
+        assertThat(metrics.count(RequestOutcome.CONNECT_FAILURE)).isEqualTo(1);
+    }
+
+    @Test
+    void aConnectCompletingAfterItsTimeoutIsParkedNotUsed() throws Exception {
+        upstreams.holdConnects();
+        connectClient();
+        send(GET);
+        advance(CONNECT);
+        assertThat(drainText(client)).startsWith("HTTP/1.1 504 ");
+        upstreams.completeConnect();
+        client.runPendingTasks();
+        assertThat(drainText(upstreams.last())).as("the timed-out request is not sent late").isEmpty();
+        assertThat(pools.values().iterator().next().idleCount()).isEqualTo(1);
+    }
+
+    @Test
+    void anIdleKeepAliveConnectionClosesExactlyAtTheIdleTimeout() throws Exception {
+        connectClient();
+        send(GET);
+        upstreams.last().writeInbound(Unpooled.copiedBuffer(OK, StandardCharsets.US_ASCII));
+        client.runPendingTasks();
+        assertThat(drainText(client)).startsWith("HTTP/1.1 200 ");
+
+        advanceNanos(IDLE.toNanos() - 1);
+        assertThat(client.isOpen()).isTrue();
+        advanceNanos(1);
+        assertThat(client.isOpen()).isFalse();
+    }
+
+    @Test
+    void aNewConnectionThatSendsNothingClosesAtTheIdleTimeout() throws Exception {
+        connectClient();
+        advanceNanos(IDLE.toNanos() - 1);
+        assertThat(client.isOpen()).isTrue();
+        advanceNanos(1);
+        assertThat(client.isOpen()).isFalse();
+        assertThat(drainText(client)).isEmpty();
+    }
+
+    @Test
+    void aSlowRequestHeadIsAnswered408ExactlyAtTheHeaderTimeout() throws Exception {
+        connectClient();
+        advance(Duration.ofMillis(100));
+        send("GET /x HTTP/1.1\r\nHo");
+        advance(Duration.ofMillis(500));
+        send("st: a\r\nX-Slow: 1\r\n"); // more bytes do not extend the deadline
+
+        advanceNanos(HEAD.toNanos() - Duration.ofMillis(500).toNanos() - 1);
+        assertThat(drainText(client)).isEmpty();
+        advanceNanos(1);
+        assertThat(drainText(client)).startsWith("HTTP/1.1 408 ");
+        assertThat(client.isOpen()).isFalse();
+        assertThat(metrics.count(RequestOutcome.HEADER_TIMEOUT)).isEqualTo(1);
+        assertThat(upstreams.channels).isEmpty();
+    }
+
+    // ------------------------------------------------------------ slow clients: body read, write
+
+    /** Netty fires the writability change as a task of the (shared, embedded) loop: run it. */
+    private void writable(EmbeddedChannel ch, boolean on) {
+        ch.unsafe().outboundBuffer().setUserDefinedWritability(1, on);
+        client.runPendingTasks();
+    }
+
+    static final String SLOW_POST = "POST /upload HTTP/1.1\r\nHost: a\r\nContent-Length: 100000\r\n\r\nabc";
+
+    @Test
+    void aStalledRequestBodyIsAnswered408ExactlyAtTheBodyTimeoutAndTheUpstreamClosed() throws Exception {
+        connectClient();
+        send(SLOW_POST);
+        EmbeddedChannel up = upstreams.last();
+        assertThat(drainText(up)).endsWith("\r\n\r\nabc");
+        advance(Duration.ofMillis(500));
+        send("d"); // a byte restarts the body timeout
+
+        advanceNanos(BODY.toNanos() - 1);
+        assertThat(drainText(client)).isEmpty();
+        assertThat(up.isOpen()).isTrue();
+        advanceNanos(1);
+        assertThat(drainText(client)).startsWith("HTTP/1.1 408 ").containsIgnoringCase("connection: close");
+        assertThat(client.isOpen()).isFalse();
+        assertThat(up.isOpen()).as("the upstream connection, cut off mid-body, is closed").isFalse();
+        assertThat(metrics.count(RequestOutcome.BODY_TIMEOUT)).isEqualTo(1);
+    }
+
+    @Test
+    void aStalledBodyAfterTheResponseStartedClosesBothSidesWithout408() throws Exception {
+        connectClient();
+        send(SLOW_POST);
+        EmbeddedChannel up = upstreams.last();
+        drainText(up);
+        up.writeInbound(Unpooled.copiedBuffer("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhe", StandardCharsets.US_ASCII));
+        client.runPendingTasks();
+        assertThat(drainText(client)).startsWith("HTTP/1.1 200 ");
+
+        advanceNanos(BODY.toNanos() - 1);
+        assertThat(client.isOpen()).isTrue();
+        advanceNanos(1);
+        assertThat(drainText(client)).isEmpty();
+        assertThat(client.isOpen()).isFalse();
+        assertThat(up.isOpen()).isFalse();
+        assertThat(metrics.count(RequestOutcome.BODY_TIMEOUT)).isEqualTo(1);
+    }
+
+    @Test
+    void theBodyTimeoutDoesNotRunWhileTheGatewayHoldsReadsForASlowUpstream() throws Exception {
+        connectClient();
+        send(SLOW_POST);
+        EmbeddedChannel up = upstreams.last();
+        drainText(up);
+        writable(up, false); // upstream backpressure
+        assertThat(client.config().isAutoRead()).isFalse();
+        advance(BODY.multipliedBy(3));
+        assertThat(client.isOpen()).as("the client is not the slow one").isTrue();
+
+        writable(up, true); // reading resumes: the clock starts again
+        assertThat(client.config().isAutoRead()).isTrue();
+        advanceNanos(BODY.toNanos() - 1);
+        assertThat(client.isOpen()).isTrue();
+        advanceNanos(1);
+        assertThat(drainText(client)).startsWith("HTTP/1.1 408 ");
+    }
+
+    @Test
+    void aClientThatStopsReadingIsClosedExactlyAtTheWriteTimeoutWithItsUpstream() throws Exception {
+        connectClient();
+        send(GET);
+        EmbeddedChannel up = upstreams.last();
+        drainText(up);
+        up.writeInbound(Unpooled.copiedBuffer("HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\nxxxx", StandardCharsets.US_ASCII));
+        client.runPendingTasks();
+        assertThat(drainText(client)).startsWith("HTTP/1.1 200 ");
+        writable(client, false); // the client stops reading
+        assertThat(up.config().isAutoRead()).as("backpressure: the upstream is not read").isFalse();
+
+        advanceNanos(WRITE.toNanos() - 1);
+        assertThat(client.isOpen()).isTrue();
+        advanceNanos(1);
+        assertThat(client.isOpen()).isFalse();
+        assertThat(up.isOpen()).as("the pinned upstream connection is released").isFalse();
+        assertThat(metrics.writeTimeouts()).isEqualTo(1);
+        assertThat(metrics.count(RequestOutcome.WRITE_TIMEOUT)).isEqualTo(1);
+    }
+
+    @Test
+    void theWriteTimeoutRestartsWhenTheClientReadsAgain() throws Exception {
+        connectClient();
+        send(GET);
+        EmbeddedChannel up = upstreams.last();
+        drainText(up);
+        up.writeInbound(Unpooled.copiedBuffer("HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\nxxxx", StandardCharsets.US_ASCII));
+        client.runPendingTasks();
+        drainText(client);
+        writable(client, false);
+        advance(WRITE.minusMillis(100));
+        writable(client, true); // it read a little
+        advance(Duration.ofMillis(50));
+        writable(client, false);
+
+        advanceNanos(WRITE.toNanos() - 1);
+        assertThat(client.isOpen()).isTrue();
+        advanceNanos(1);
+        assertThat(client.isOpen()).isFalse();
+        assertThat(metrics.writeTimeouts()).isEqualTo(1);
+    }
+
+    // ------------------------------------------------------------ drain
+
+    private void drain() {
+        lc.startDraining();
+        client.pipeline().fireUserEventTriggered(DrainEvent.INSTANCE);
+    }
+
+    @Test
+    void drainingAnIdleConnectionKeepsItOpenForTheGraceThenClosesIt() throws Exception {
+        connectClient();
+        advance(Duration.ofMillis(100));
+        drain();
+        advanceNanos(GRACE.toNanos() - 1);
+        assertThat(client.isOpen()).as("a request may be on its way").isTrue();
+        advanceNanos(1);
+        assertThat(client.isOpen()).isFalse();
+        assertThat(drainText(client)).isEmpty();
+    }
+
+    @Test
+    void aRequestArrivingInTheGraceIsAnsweredWithConnectionCloseThenTheConnectionCloses() throws Exception {
+        connectClient();
+        drain();
+        advanceNanos(GRACE.toNanos() - 1);
+        send(GET);
+        upstreams.last().writeInbound(Unpooled.copiedBuffer(OK, StandardCharsets.US_ASCII));
+        client.runPendingTasks();
+        assertThat(drainText(client)).startsWith("HTTP/1.1 200 ").containsIgnoringCase("connection: close").endsWith("ok");
+        assertThat(client.isOpen()).isFalse();
+        drainText(upstreams.last());
+    }
+
+    @Test
+    void aRequestInProgressWhenTheDrainStartsFinishesWithConnectionClose() throws Exception {
+        connectClient();
+        send(GET);
+        drain();
+        advance(GRACE.plusMillis(50)); // past the grace, which is for idle connections: this one is busy
+        assertThat(client.isOpen()).isTrue();
+        upstreams.last().writeInbound(Unpooled.copiedBuffer(OK, StandardCharsets.US_ASCII));
+        client.runPendingTasks();
+        assertThat(drainText(client)).startsWith("HTTP/1.1 200 ").containsIgnoringCase("connection: close");
+        assertThat(client.isOpen()).isFalse();
+        drainText(upstreams.last());
+    }
+}
