@@ -67,16 +67,32 @@ public final class HttpHead implements ReferenceCounted {
      * target that is forwarded differently (absolute-form, or a path that normalization changed).
      */
     final boolean hasHopByHop;
-    /** Request: {@link #ORIGIN_FORM}, {@link #ABSOLUTE_FORM} or {@link #ASTERISK_FORM}. */
-    final byte targetForm;
-    /** Request in absolute-form: the authority inside the target; else -1. */
-    final int authorityStart;
-    final int authorityEnd;
-    /** Request: the path of the target as received ({@code [pathStart, pathEnd)}, the query follows). */
-    final int pathStart;
-    final int pathEnd;
-    /** Request: the path after normalization when it differs from the received one, else null. */
-    final String normalizedPath;
+    /**
+     * Request: what the decoder read in a target that is not a plain origin-form one with a normal
+     * path; null for the common case, so an ordinary head carries (and allocates) nothing more.
+     */
+    final Target special;
+
+    /** A request target that is absolute-form, asterisk-form, or whose path normalization changed. */
+    static final class Target {
+        /** {@link #ABSOLUTE_FORM}, {@link #ASTERISK_FORM} or {@link #ORIGIN_FORM}. */
+        final byte form;
+        /** Absolute-form: the authority inside the target; else -1. */
+        final int authorityStart;
+        final int authorityEnd;
+        /** End of the path as received (the query, if any, starts here). */
+        final int pathEnd;
+        /** The path after normalization when it differs from the received one, else null. */
+        final String normalizedPath;
+
+        Target(byte form, int authorityStart, int authorityEnd, int pathEnd, String normalizedPath) {
+            this.form = form;
+            this.authorityStart = authorityStart;
+            this.authorityEnd = authorityEnd;
+            this.pathEnd = pathEnd;
+            this.normalizedPath = normalizedPath;
+        }
+    }
     /** No body follows: the message ends with its head. */
     final boolean complete;
     /** Response: no framing header, the body runs until the upstream closes. */
@@ -86,7 +102,7 @@ public final class HttpHead implements ReferenceCounted {
              int lineEnd, int[] offsets, byte[] kinds, int count, long contentLength, boolean chunked,
              boolean connectionClose, boolean connectionKeepAlive, boolean connectionNamesOthers,
              boolean expectContinue, boolean hasHopByHop, boolean complete, boolean closeDelimited,
-             byte targetForm, int authorityStart, int authorityEnd, int pathStart, int pathEnd, String normalizedPath) {
+             Target special) {
         this.raw = raw;
         this.request = request;
         this.method = method;
@@ -107,12 +123,7 @@ public final class HttpHead implements ReferenceCounted {
         this.hasHopByHop = hasHopByHop;
         this.complete = complete;
         this.closeDelimited = closeDelimited;
-        this.targetForm = targetForm;
-        this.authorityStart = authorityStart;
-        this.authorityEnd = authorityEnd;
-        this.pathStart = pathStart;
-        this.pathEnd = pathEnd;
-        this.normalizedPath = normalizedPath;
+        this.special = special;
     }
 
     /** The raw head bytes, CR LF CR LF included. */
@@ -144,7 +155,7 @@ public final class HttpHead implements ReferenceCounted {
 
     /** {@link #ORIGIN_FORM}, {@link #ABSOLUTE_FORM} or {@link #ASTERISK_FORM}. */
     public byte targetForm() {
-        return targetForm;
+        return special == null ? ORIGIN_FORM : special.form;
     }
 
     /**
@@ -152,8 +163,8 @@ public final class HttpHead implements ReferenceCounted {
      * target (whatever Host says), else the Host value; null when neither is there. Allocates.
      */
     public String authority() {
-        if (targetForm == ABSOLUTE_FORM) {
-            return string(authorityStart, authorityEnd);
+        if (special != null && special.form == ABSOLUTE_FORM) {
+            return string(special.authorityStart, special.authorityEnd);
         }
         int i = indexOf(HOST);
         return i < 0 ? null : value(i);
@@ -165,7 +176,11 @@ public final class HttpHead implements ReferenceCounted {
      * Allocates only when the received path was already normal.
      */
     public String path() {
-        return normalizedPath != null ? normalizedPath : string(pathStart, pathEnd);
+        if (special == null) {
+            return string(targetStart, pathEnd()); // origin-form, already normal
+        }
+        return special.normalizedPath != null ? special.normalizedPath
+                : string(special.form == ABSOLUTE_FORM ? special.authorityEnd : targetStart, special.pathEnd);
     }
 
     /**
@@ -174,10 +189,29 @@ public final class HttpHead implements ReferenceCounted {
      * as received. Null when the received target is forwarded as it is.
      */
     public String forwardTarget() {
-        if (targetForm != ABSOLUTE_FORM && normalizedPath == null) {
+        if (special == null || special.form != ABSOLUTE_FORM && special.normalizedPath == null) {
             return null;
         }
-        return path() + string(pathEnd, targetEnd);
+        return path() + string(special.pathEnd, targetEnd);
+    }
+
+    /** End of the path in the target: its query's '?', else the target's end. */
+    private int pathEnd() {
+        if (special != null) {
+            return special.pathEnd;
+        }
+        int base = raw.readerIndex();
+        int q = raw.indexOf(base + targetStart, base + targetEnd, (byte) '?');
+        return q < 0 ? targetEnd : q - base;
+    }
+
+    /** Absolute-form: the authority's start in {@link #raw()}; else -1. */
+    int authorityStart() {
+        return special == null ? -1 : special.authorityStart;
+    }
+
+    int authorityEnd() {
+        return special == null ? -1 : special.authorityEnd;
     }
 
     public int status() {

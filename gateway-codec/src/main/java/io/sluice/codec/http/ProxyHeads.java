@@ -171,7 +171,7 @@ public final class ProxyHeads {
             if (!xfh || replaceForwarded) {
                 if (absolute) {
                     out.writeBytes(XFH);
-                    out.writeBytes(raw, base + req.authorityStart, req.authorityEnd - req.authorityStart);
+                    out.writeBytes(raw, base + req.authorityStart(), req.authorityEnd() - req.authorityStart());
                     out.writeBytes(CRLF);
                 } else if (host >= 0) {
                     out.writeBytes(XFH);
@@ -190,7 +190,7 @@ public final class ProxyHeads {
         if (hostOverride != null) {
             ByteBufUtil.writeAscii(out, hostOverride);
         } else {
-            out.writeBytes(raw, base + req.authorityStart, req.authorityEnd - req.authorityStart);
+            out.writeBytes(raw, base + req.authorityStart(), req.authorityEnd() - req.authorityStart());
         }
         out.writeBytes(CRLF);
     }

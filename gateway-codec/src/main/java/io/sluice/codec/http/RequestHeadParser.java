@@ -285,7 +285,8 @@ final class RequestHeadParser extends HeadParser {
         boolean rebuild = hop || bareLf || framingRewrite || form == HttpHead.ABSOLUTE_FORM || normalizedPath != null;
         return new HttpHead(in.retainedSlice(ri, len), true, method, targetStart, targetEnd, 0, http10, lineEnd,
                 offsets, kinds, count, contentLength, chunked, close, keepAlive, namesOthers, expect, rebuild,
-                complete, false, form, authorityStart, authorityEnd, pathStart, pathEnd, normalizedPath);
+                complete, false, form == HttpHead.ORIGIN_FORM && normalizedPath == null ? null
+                        : new HttpHead.Target(form, authorityStart, authorityEnd, pathEnd, normalizedPath));
     }
 
     private int contentLengthIndex() {

@@ -154,7 +154,7 @@ final class ResponseHeadParser extends HeadParser {
         }
         return new HttpHead(in.retainedSlice(ri, len), false, null, 0, 0, status, http10, lineEnd, offsets, kinds,
                 count, cl, chunked, close, keepAlive, namesOthers, false, rebuild, complete, closeDelimited,
-                (byte) 0, -1, -1, -1, -1, null);
+                null);
     }
 
     /** Whether the last coding of a Transfer-Encoding value is chunked (and nothing follows it). */

@@ -108,7 +108,7 @@ class Http1DecoderStrictTest {
         assertThat(h.authority()).isEqualTo("shop.example:8080");
         assertThat(h.path()).isEqualTo("/shop/items/42.html");
         assertThat(h.forwardTarget()).isNull();
-        assertThat(h.normalizedPath).isNull();
+        assertThat(h.special).as("nothing extra for an ordinary target").isNull();
         assertThat(h.hasHopByHop()).isFalse();
         h.release();
 
