@@ -29,6 +29,13 @@ public final class HttpHead implements ReferenceCounted {
     public static final byte X_FORWARDED_FOR = 7;
     public static final byte X_FORWARDED_PROTO = 8;
     public static final byte X_FORWARDED_HOST = 9;
+    /** RFC 7239 {@code Forwarded}. */
+    public static final byte FORWARDED = 10;
+
+    /** Request-target forms (RFC 9112 §3.2); authority-form (CONNECT) is refused by the decoder. */
+    public static final byte ORIGIN_FORM = 0;
+    public static final byte ABSOLUTE_FORM = 1;
+    public static final byte ASTERISK_FORM = 2;
 
     final ByteBuf raw;
     final boolean request;
@@ -56,9 +63,36 @@ public final class HttpHead implements ReferenceCounted {
     final boolean expectContinue;
     /**
      * The head must not be forwarded as is: a hop-by-hop header, a Content-Length overridden by
-     * chunked, or a line ended by a bare LF.
+     * chunked, a line ended by a bare LF, a framing header not in canonical form, or a request
+     * target that is forwarded differently (absolute-form, or a path that normalization changed).
      */
     final boolean hasHopByHop;
+    /**
+     * Request: what the decoder read in a target that is not a plain origin-form one with a normal
+     * path; null for the common case, so an ordinary head carries (and allocates) nothing more.
+     */
+    final Target special;
+
+    /** A request target that is absolute-form, asterisk-form, or whose path normalization changed. */
+    static final class Target {
+        /** {@link #ABSOLUTE_FORM}, {@link #ASTERISK_FORM} or {@link #ORIGIN_FORM}. */
+        final byte form;
+        /** Absolute-form: the authority inside the target; else -1. */
+        final int authorityStart;
+        final int authorityEnd;
+        /** End of the path as received (the query, if any, starts here). */
+        final int pathEnd;
+        /** The path after normalization when it differs from the received one, else null. */
+        final String normalizedPath;
+
+        Target(byte form, int authorityStart, int authorityEnd, int pathEnd, String normalizedPath) {
+            this.form = form;
+            this.authorityStart = authorityStart;
+            this.authorityEnd = authorityEnd;
+            this.pathEnd = pathEnd;
+            this.normalizedPath = normalizedPath;
+        }
+    }
     /** No body follows: the message ends with its head. */
     final boolean complete;
     /** Response: no framing header, the body runs until the upstream closes. */
@@ -67,7 +101,8 @@ public final class HttpHead implements ReferenceCounted {
     HttpHead(ByteBuf raw, boolean request, String method, int targetStart, int targetEnd, int status, boolean http10,
              int lineEnd, int[] offsets, byte[] kinds, int count, long contentLength, boolean chunked,
              boolean connectionClose, boolean connectionKeepAlive, boolean connectionNamesOthers,
-             boolean expectContinue, boolean hasHopByHop, boolean complete, boolean closeDelimited) {
+             boolean expectContinue, boolean hasHopByHop, boolean complete, boolean closeDelimited,
+             Target special) {
         this.raw = raw;
         this.request = request;
         this.method = method;
@@ -88,6 +123,7 @@ public final class HttpHead implements ReferenceCounted {
         this.hasHopByHop = hasHopByHop;
         this.complete = complete;
         this.closeDelimited = closeDelimited;
+        this.special = special;
     }
 
     /** The raw head bytes, CR LF CR LF included. */
@@ -115,6 +151,67 @@ public final class HttpHead implements ReferenceCounted {
 
     public int targetEnd() {
         return targetEnd;
+    }
+
+    /** {@link #ORIGIN_FORM}, {@link #ABSOLUTE_FORM} or {@link #ASTERISK_FORM}. */
+    public byte targetForm() {
+        return special == null ? ORIGIN_FORM : special.form;
+    }
+
+    /**
+     * The authority the request is for (RFC 9112 §3.2.2, §7.2): the one inside an absolute-form
+     * target (whatever Host says), else the Host value; null when neither is there. Allocates.
+     */
+    public String authority() {
+        if (special != null && special.form == ABSOLUTE_FORM) {
+            return string(special.authorityStart, special.authorityEnd);
+        }
+        int i = indexOf(HOST);
+        return i < 0 ? null : value(i);
+    }
+
+    /**
+     * The path to route on and to forward: normalized (dot segments removed, unreserved characters
+     * decoded, see {@link PathNormalizer}), without the query; {@code *} for an asterisk-form target.
+     * Allocates only when the received path was already normal.
+     */
+    public String path() {
+        if (special == null) {
+            return string(targetStart, pathEnd()); // origin-form, already normal
+        }
+        return special.normalizedPath != null ? special.normalizedPath
+                : string(special.form == ABSOLUTE_FORM ? special.authorityEnd : targetStart, special.pathEnd);
+    }
+
+    /**
+     * The origin-form target to send upstream when it differs from the received one (an
+     * absolute-form target, or a path normalization changed): the normalized path plus the query
+     * as received. Null when the received target is forwarded as it is.
+     */
+    public String forwardTarget() {
+        if (special == null || special.form != ABSOLUTE_FORM && special.normalizedPath == null) {
+            return null;
+        }
+        return path() + string(special.pathEnd, targetEnd);
+    }
+
+    /** End of the path in the target: its query's '?', else the target's end. */
+    private int pathEnd() {
+        if (special != null) {
+            return special.pathEnd;
+        }
+        int base = raw.readerIndex();
+        int q = raw.indexOf(base + targetStart, base + targetEnd, (byte) '?');
+        return q < 0 ? targetEnd : q - base;
+    }
+
+    /** Absolute-form: the authority's start in {@link #raw()}; else -1. */
+    int authorityStart() {
+        return special == null ? -1 : special.authorityStart;
+    }
+
+    int authorityEnd() {
+        return special == null ? -1 : special.authorityEnd;
     }
 
     public int status() {

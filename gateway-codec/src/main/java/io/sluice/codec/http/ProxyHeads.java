@@ -10,7 +10,9 @@ import java.util.List;
 /**
  * Writes the heads a proxied hop sends on: byte ranges of the received head copied as they are,
  * minus the hop-by-hop headers (RFC 9110 §7.6.1 and whatever {@code Connection} names), plus
- * X-Forwarded-* and the framing or connection headers this hop needs. Runs of untouched header
+ * X-Forwarded-* and the framing or connection headers this hop needs. A request goes up in
+ * origin-form with a Host that names the same authority as its target, and with its framing
+ * headers in one canonical form. Runs of untouched header
  * lines are copied in one go; nothing becomes a {@code String} unless it changes.
  */
 public final class ProxyHeads {
@@ -26,6 +28,7 @@ public final class ProxyHeads {
     private static final byte[] CONNECTION_CLOSE = ascii("Connection: close\r\n");
     private static final byte[] CONNECTION_KEEP_ALIVE = ascii("Connection: keep-alive\r\n");
     private static final byte[] CHUNKED = ascii("Transfer-Encoding: chunked\r\n");
+    private static final byte[] CONTENT_LENGTH = ascii("Content-Length: ");
 
     /** What the response head must say about the downstream connection. */
     public static final int CONNECTION_AS_IS = 0;
@@ -36,19 +39,42 @@ public final class ProxyHeads {
     }
 
     /**
-     * The request head for the upstream: HTTP/1.1, the target (rewritten when {@code target} is not
-     * null), hop-by-hop headers and a handled {@code Expect: 100-continue} removed, Host replaced
-     * when {@code hostOverride} is set, X-Forwarded-* added when {@code clientIp} is set. When none
-     * of that changes anything, the received bytes themselves (a retained duplicate of
+     * {@link #requestHead(ByteBufAllocator, HttpHead, String, String, String, boolean, boolean)} for a
+     * peer that is not a trusted proxy (its X-Forwarded-* and Forwarded headers are replaced).
+     */
+    public static ByteBuf requestHead(ByteBufAllocator alloc, HttpHead req, String target, String hostOverride,
+                                      String clientIp, boolean dropExpect) {
+        return requestHead(alloc, req, target, hostOverride, clientIp, false, dropExpect);
+    }
+
+    /**
+     * The request head for the upstream: HTTP/1.1; the target in origin-form (rewritten when
+     * {@code target} is not null, else the normalized path plus the query when the received target
+     * was absolute-form or not normal); hop-by-hop headers and a handled {@code Expect: 100-continue}
+     * removed; Content-Length and Transfer-Encoding in their one canonical form; Host replaced by
+     * {@code hostOverride} when set, else by the target's authority for an absolute-form request (so
+     * target and Host agree). With a {@code clientIp} (x_forwarded on): from a {@code trustedPeer} the
+     * client's X-Forwarded-Proto/-Host and Forwarded are kept (added when missing) and the address is
+     * appended to its last X-Forwarded-For; from anyone else those headers are dropped and
+     * {@code X-Forwarded-For: clientIp}, {@code X-Forwarded-Proto: http} and
+     * {@code X-Forwarded-Host: <authority>} written instead.
+     *
+     * <p>When none of that changes anything, the received bytes themselves (a retained duplicate of
      * {@link HttpHead#raw()}: the caller still owns {@code req}); else a new buffer.
      */
     public static ByteBuf requestHead(ByteBufAllocator alloc, HttpHead req, String target, String hostOverride,
-                               String clientIp, boolean dropExpect) {
+                                      String clientIp, boolean trustedPeer, boolean dropExpect) {
         ByteBuf raw = req.raw();
         if (target == null && hostOverride == null && clientIp == null && !req.hasHopByHop() && !req.isHttp10()
                 && !dropExpect) {
             return raw.retainedDuplicate();
         }
+        if (target == null) {
+            target = req.forwardTarget();
+        }
+        boolean absolute = req.targetForm() == HttpHead.ABSOLUTE_FORM;
+        boolean replaceHost = hostOverride != null || absolute;
+        boolean replaceForwarded = clientIp != null && !trustedPeer;
         int base = raw.readerIndex();
         ByteBuf out = alloc.directBuffer(raw.readableBytes() + 96 + (target == null ? 0 : target.length()));
         ByteBufUtil.writeAscii(out, req.method());
@@ -65,7 +91,7 @@ public final class ProxyHeads {
         boolean xfp = false;
         boolean xfh = false;
         int host = -1;
-        if (clientIp != null) {
+        if (clientIp != null && !replaceForwarded) {
             for (int i = req.headerCount() - 1; i >= 0; i--) {
                 if (req.kind(i) == HttpHead.X_FORWARDED_FOR) {
                     lastXff = i;
@@ -79,21 +105,23 @@ public final class ProxyHeads {
             byte kind = req.kind(i);
             boolean copy;
             switch (kind) {
-                case HttpHead.CONNECTION, HttpHead.HOP -> copy = false;
+                case HttpHead.CONNECTION, HttpHead.HOP, HttpHead.CONTENT_LENGTH, HttpHead.TRANSFER_ENCODING ->
+                        copy = false;
                 case HttpHead.EXPECT -> copy = !dropExpect;
                 case HttpHead.HOST -> {
                     host = i;
-                    copy = hostOverride == null;
+                    copy = !replaceHost;
                 }
-                case HttpHead.X_FORWARDED_FOR -> copy = i != lastXff;
+                case HttpHead.X_FORWARDED_FOR -> copy = !replaceForwarded && i != lastXff;
                 case HttpHead.X_FORWARDED_PROTO -> {
                     xfp = true;
-                    copy = true;
+                    copy = !replaceForwarded;
                 }
                 case HttpHead.X_FORWARDED_HOST -> {
                     xfh = true;
-                    copy = true;
+                    copy = !replaceForwarded;
                 }
+                case HttpHead.FORWARDED -> copy = !replaceForwarded;
                 default -> copy = named == null || !isNamed(req, i, named);
             }
             if (copy) {
@@ -111,10 +139,14 @@ public final class ProxyHeads {
             flushRun(out, raw, base, runStart, runEnd);
             runStart = -1;
             if (kind == HttpHead.HOST) {
-                out.writeBytes(HOST);
-                ByteBufUtil.writeAscii(out, hostOverride);
+                writeHost(out, raw, base, req, hostOverride);
+            } else if (kind == HttpHead.CONTENT_LENGTH) {
+                out.writeBytes(CONTENT_LENGTH);
+                writeDecimal(out, req.contentLength());
                 out.writeBytes(CRLF);
-            } else if (kind == HttpHead.X_FORWARDED_FOR && clientIp != null) {
+            } else if (kind == HttpHead.TRANSFER_ENCODING) {
+                out.writeBytes(CHUNKED);
+            } else if (kind == HttpHead.X_FORWARDED_FOR && clientIp != null && !replaceForwarded) {
                 copyLine(out, raw, base, req.nameStart(i), req.valueEnd(i), false);
                 if (req.valueEnd(i) > req.valueStart(i)) {
                     out.writeBytes(COMMA_SP);
@@ -124,10 +156,8 @@ public final class ProxyHeads {
             }
         }
         flushRun(out, raw, base, runStart, runEnd);
-        if (host < 0 && hostOverride != null) {
-            out.writeBytes(HOST);
-            ByteBufUtil.writeAscii(out, hostOverride);
-            out.writeBytes(CRLF);
+        if (host < 0 && replaceHost) {
+            writeHost(out, raw, base, req, hostOverride);
         }
         if (clientIp != null) {
             if (lastXff < 0) {
@@ -135,17 +165,53 @@ public final class ProxyHeads {
                 ByteBufUtil.writeAscii(out, clientIp);
                 out.writeBytes(CRLF);
             }
-            if (!xfp) {
+            if (!xfp || replaceForwarded) {
                 out.writeBytes(XFP_HTTP);
             }
-            if (!xfh && host >= 0) {
-                out.writeBytes(XFH);
-                out.writeBytes(raw, base + req.valueStart(host), req.valueEnd(host) - req.valueStart(host));
-                out.writeBytes(CRLF);
+            if (!xfh || replaceForwarded) {
+                if (absolute) {
+                    out.writeBytes(XFH);
+                    out.writeBytes(raw, base + req.authorityStart(), req.authorityEnd() - req.authorityStart());
+                    out.writeBytes(CRLF);
+                } else if (host >= 0) {
+                    out.writeBytes(XFH);
+                    out.writeBytes(raw, base + req.valueStart(host), req.valueEnd(host) - req.valueStart(host));
+                    out.writeBytes(CRLF);
+                }
             }
         }
         out.writeBytes(CRLF);
         return out;
+    }
+
+    /** {@code Host: } the override, else the authority of the absolute-form target. */
+    private static void writeHost(ByteBuf out, ByteBuf raw, int base, HttpHead req, String hostOverride) {
+        out.writeBytes(HOST);
+        if (hostOverride != null) {
+            ByteBufUtil.writeAscii(out, hostOverride);
+        } else {
+            out.writeBytes(raw, base + req.authorityStart(), req.authorityEnd() - req.authorityStart());
+        }
+        out.writeBytes(CRLF);
+    }
+
+    /** Writes {@code v} (not negative) in decimal without making a String. */
+    private static void writeDecimal(ByteBuf out, long v) {
+        if (v < 10) {
+            out.writeByte((int) ('0' + v));
+            return;
+        }
+        int digits = 0;
+        for (long t = v; t > 0; t /= 10) {
+            digits++;
+        }
+        int at = out.writerIndex() + digits;
+        out.ensureWritable(digits);
+        for (int k = 1; k <= digits; k++) {
+            out.setByte(at - k, (int) ('0' + v % 10));
+            v /= 10;
+        }
+        out.writerIndex(at);
     }
 
     /**

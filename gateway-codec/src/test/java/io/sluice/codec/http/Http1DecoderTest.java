@@ -231,7 +231,7 @@ class Http1DecoderTest {
         List<Object> msgs = drain(ch);
         assertThat(msgs).hasSize(2);
         assertThat(msgs.get(1)).isInstanceOfSatisfying(HttpDecodeError.class,
-                e -> assertThat(e.reason()).isEqualTo("malformed chunk size"));
+                e -> assertThat(e.reason()).isEqualTo("malformed chunk size line"));
         releaseAll(msgs);
         ch.finish();
     }

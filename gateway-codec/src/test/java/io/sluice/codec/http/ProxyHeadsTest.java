@@ -64,7 +64,7 @@ class ProxyHeadsTest {
                 + "Keep-Alive: timeout=5\r\nTE: trailers\r\nProxy-Connection: x\r\nUpgrade: h2c\r\n"
                 + "Proxy-Authorization: basic\r\nExpect: 100-continue\r\nContent-Length: 3\r\nX-Forwarded-For: 1.1.1.1\r\n"
                 + "X-Forwarded-Proto: https\r\nx-keep: 1\r\n\r\n");
-        String out = text(ProxyHeads.requestHead(ALLOC, h, "/rewritten", "10.0.0.9:80", "2.2.2.2", true));
+        String out = text(ProxyHeads.requestHead(ALLOC, h, "/rewritten", "10.0.0.9:80", "2.2.2.2", true, true));
         h.release();
         assertThat(out).isEqualTo("POST /rewritten HTTP/1.1\r\nHost: 10.0.0.9:80\r\nContent-Length: 3\r\n"
                 + "X-Forwarded-For: 1.1.1.1, 2.2.2.2\r\nX-Forwarded-Proto: https\r\nx-keep: 1\r\n"
@@ -125,5 +125,57 @@ class ProxyHeadsTest {
         assertThat(ProxyHeads.hostWithoutPort("[::1]:80")).isEqualTo("[::1]");
         assertThat(ProxyHeads.pathOf("/a/b?c#d")).isEqualTo("/a/b");
         assertThat(ProxyHeads.pathOf("http://h:1/p?q")).isEqualTo("/p");
+    }
+
+    @Test
+    void fromAnUntrustedPeerForwardingHeadersAreReplacedNotPassedOn() {
+        HttpHead h = decode(true, "GET /a HTTP/1.1\r\nHost: shop\r\nX-Forwarded-For: 6.6.6.6\r\n"
+                + "X-Forwarded-Proto: https\r\nX-Forwarded-Host: admin.internal\r\nForwarded: for=6.6.6.6;proto=https\r\n"
+                + "Accept: */*\r\nx-forwarded-for: 7.7.7.7\r\n\r\n");
+        String out = text(ProxyHeads.requestHead(ALLOC, h, null, null, "10.1.2.3", false, false));
+        assertThat(out).isEqualTo("GET /a HTTP/1.1\r\nHost: shop\r\nAccept: */*\r\n"
+                + "X-Forwarded-For: 10.1.2.3\r\nX-Forwarded-Proto: http\r\nX-Forwarded-Host: shop\r\n\r\n");
+        // from a trusted proxy: kept, the address appended to the last X-Forwarded-For
+        String trusted = text(ProxyHeads.requestHead(ALLOC, h, null, null, "10.1.2.3", true, false));
+        h.release();
+        assertThat(trusted).isEqualTo("GET /a HTTP/1.1\r\nHost: shop\r\nX-Forwarded-For: 6.6.6.6\r\n"
+                + "X-Forwarded-Proto: https\r\nX-Forwarded-Host: admin.internal\r\nForwarded: for=6.6.6.6;proto=https\r\n"
+                + "Accept: */*\r\nx-forwarded-for: 7.7.7.7, 10.1.2.3\r\n\r\n");
+    }
+
+    @Test
+    void anAbsoluteFormRequestGoesUpInOriginFormWithTheTargetsAuthorityAsHost() {
+        HttpHead h = decode(true, "GET http://internal.example:8080/p/../q?x=1 HTTP/1.1\r\nHost: public.example\r\nA: 1\r\n\r\n");
+        assertThat(h.authority()).isEqualTo("internal.example:8080");
+        String out = text(ProxyHeads.requestHead(ALLOC, h, null, null, "10.1.2.3", false, false));
+        assertThat(out).isEqualTo("GET /q?x=1 HTTP/1.1\r\nHost: internal.example:8080\r\nA: 1\r\n"
+                + "X-Forwarded-For: 10.1.2.3\r\nX-Forwarded-Proto: http\r\nX-Forwarded-Host: internal.example:8080\r\n\r\n");
+        // preserve_host false: the upstream address, as for any request
+        String up = text(ProxyHeads.requestHead(ALLOC, h, null, "10.0.0.9:80", null, false, false));
+        h.release();
+        assertThat(up).isEqualTo("GET /q?x=1 HTTP/1.1\r\nHost: 10.0.0.9:80\r\nA: 1\r\n\r\n");
+
+        HttpHead old = decode(true, "GET HTTPS://a.example HTTP/1.0\r\n\r\n");
+        String fromOld = text(ProxyHeads.requestHead(ALLOC, old, null, null, null, false, false));
+        old.release();
+        assertThat(fromOld).isEqualTo("GET / HTTP/1.1\r\nHost: a.example\r\n\r\n");
+    }
+
+    @Test
+    void framingHeadersGoUpInCanonicalForm() {
+        HttpHead te = decode(true, "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding:\tChunked \r\nA: 1\r\n\r\n");
+        assertThat(te.hasHopByHop()).isTrue();
+        assertThat(text(ProxyHeads.requestHead(ALLOC, te, null, null, null, false, false)))
+                .isEqualTo("POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\nA: 1\r\n\r\n");
+        te.release();
+        HttpHead cl = decode(true, "POST / HTTP/1.1\r\nHost: h\r\nContent-Length:\t0035\r\n\r\n");
+        assertThat(text(ProxyHeads.requestHead(ALLOC, cl, null, null, null, false, false)))
+                .isEqualTo("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 35\r\n\r\n");
+        cl.release();
+        HttpHead plain = decode(true, "POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1234567890\r\n\r\n");
+        assertThat(plain.hasHopByHop()).isFalse();
+        assertThat(text(ProxyHeads.requestHead(ALLOC, plain, null, null, "1.2.3.4", false, false)))
+                .startsWith("POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 1234567890\r\nX-Forwarded-For: 1.2.3.4\r\n");
+        plain.release();
     }
 }

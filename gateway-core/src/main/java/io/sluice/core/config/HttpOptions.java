@@ -1,17 +1,19 @@
 package io.sluice.core.config;
 
 import java.time.Duration;
+import java.util.List;
 
 /**
  * Downstream HTTP/1.1 limits and timeouts of a listener.
  *
- * @param maxInitialLineLength  longest request line accepted (longer: 414... answered as 400)
- * @param maxHeaderSize         total size of request headers (larger: 431)
+ * @param maxInitialLineLength  longest request line accepted (longer: 414); also the longest status line
+ *                              accepted from an upstream (longer: 502)
+ * @param maxHeaderSize         total size of request headers, and of a request's trailer section (larger: 431)
  * @param maxRequestBodyBytes   largest request body (larger: 413); 0 = unlimited
  * @param idleTimeout           a keep-alive connection with no request in progress is closed after this
  * @param requestHeaderTimeout  the whole request head must arrive within this (slowloris defence: 408)
  * @param preserveHost          forward the client's Host header (true) or use the upstream address
- * @param xForwarded            add X-Forwarded-For/-Proto/-Host
+ * @param xForwarded            set X-Forwarded-For/-Proto/-Host (false: pass the client's headers as they are)
  * @param requestBodyTimeout    while a request body is incomplete, the longest time without a byte
  *                              from the client (while the gateway reads it) → 408, or a close if the
  *                              response has started; the upstream connection is closed
@@ -20,15 +22,21 @@ import java.time.Duration;
  * @param drainGrace            when the gateway drains, how long an idle keep-alive connection stays
  *                              open so a request already on its way is still answered (with
  *                              {@code Connection: close}); 0 = close idle connections at once
+ * @param trustedProxies        peers whose X-Forwarded-* and Forwarded headers are believed (kept and
+ *                              appended to); from anyone else they are replaced. Empty: nobody.
+ * @param path                  path normalization rules
+ * @param maxResponseHeaderSize total size of response headers from an upstream (larger: 502)
  */
 public record HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxRequestBodyBytes,
                           Duration idleTimeout, Duration requestHeaderTimeout, boolean preserveHost,
                           boolean xForwarded, Duration requestBodyTimeout, Duration writeTimeout,
-                          Duration drainGrace) {
+                          Duration drainGrace, List<CidrRange> trustedProxies, PathOptions path,
+                          int maxResponseHeaderSize) {
 
     public static final Duration DEFAULT_REQUEST_BODY_TIMEOUT = Duration.ofSeconds(30);
     public static final Duration DEFAULT_WRITE_TIMEOUT = Duration.ofSeconds(30);
     public static final Duration DEFAULT_DRAIN_GRACE = Duration.ofMillis(500);
+    public static final int DEFAULT_MAX_RESPONSE_HEADER_SIZE = 65536;
 
     public HttpOptions {
         Checks.range("max_initial_line_length", maxInitialLineLength, 256, 1 << 20);
@@ -40,25 +48,35 @@ public record HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxR
                 : Checks.positive("request_body_timeout", requestBodyTimeout);
         writeTimeout = writeTimeout == null ? DEFAULT_WRITE_TIMEOUT : Checks.positive("write_timeout", writeTimeout);
         drainGrace = drainGrace == null ? DEFAULT_DRAIN_GRACE : Checks.nonNegative("drain_grace", drainGrace);
-    }
-
-    /** Options with the default body and write timeouts and drain grace. */
-    public HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxRequestBodyBytes, Duration idleTimeout,
-                       Duration requestHeaderTimeout, boolean preserveHost, boolean xForwarded) {
-        this(maxInitialLineLength, maxHeaderSize, maxRequestBodyBytes, idleTimeout, requestHeaderTimeout, preserveHost,
-                xForwarded, null, null, null);
-    }
-
-    /** Options with the default drain grace. */
-    public HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxRequestBodyBytes, Duration idleTimeout,
-                       Duration requestHeaderTimeout, boolean preserveHost, boolean xForwarded,
-                       Duration requestBodyTimeout, Duration writeTimeout) {
-        this(maxInitialLineLength, maxHeaderSize, maxRequestBodyBytes, idleTimeout, requestHeaderTimeout, preserveHost,
-                xForwarded, requestBodyTimeout, writeTimeout, null);
+        trustedProxies = trustedProxies == null ? List.of() : List.copyOf(trustedProxies);
+        path = path == null ? PathOptions.defaults() : path;
+        Checks.range("max_response_header_size", maxResponseHeaderSize, 1024, 1 << 20);
     }
 
     public static HttpOptions defaults() {
         return builder().build();
+    }
+
+    public HttpOptions withTrustedProxies(List<CidrRange> proxies) {
+        return toBuilder().trustedProxies(proxies).build();
+    }
+
+    public HttpOptions withPath(PathOptions p) {
+        return toBuilder().path(p).build();
+    }
+
+    public HttpOptions withForwarding(boolean preserve, boolean forwarded) {
+        return toBuilder().preserveHost(preserve).xForwarded(forwarded).build();
+    }
+
+    /** Whether {@code peer} (4 or 16 address bytes) is one of the {@link #trustedProxies}. */
+    public boolean trusts(byte[] peer) {
+        for (CidrRange r : trustedProxies) {
+            if (r.contains(peer)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** A builder with the defaults a config file gets for keys it leaves out. */
@@ -79,6 +97,9 @@ public record HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxR
         b.requestBodyTimeout = requestBodyTimeout;
         b.writeTimeout = writeTimeout;
         b.drainGrace = drainGrace;
+        b.trustedProxies = trustedProxies;
+        b.path = path;
+        b.maxResponseHeaderSize = maxResponseHeaderSize;
         return b;
     }
 
@@ -97,6 +118,9 @@ public record HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxR
         private Duration requestBodyTimeout = DEFAULT_REQUEST_BODY_TIMEOUT;
         private Duration writeTimeout = DEFAULT_WRITE_TIMEOUT;
         private Duration drainGrace = DEFAULT_DRAIN_GRACE;
+        private List<CidrRange> trustedProxies = List.of();
+        private PathOptions path = PathOptions.defaults();
+        private int maxResponseHeaderSize = DEFAULT_MAX_RESPONSE_HEADER_SIZE;
 
         private Builder() {
         }
@@ -151,9 +175,25 @@ public record HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxR
             return this;
         }
 
+        public Builder trustedProxies(List<CidrRange> trustedProxies) {
+            this.trustedProxies = trustedProxies;
+            return this;
+        }
+
+        public Builder path(PathOptions path) {
+            this.path = path;
+            return this;
+        }
+
+        public Builder maxResponseHeaderSize(int maxResponseHeaderSize) {
+            this.maxResponseHeaderSize = maxResponseHeaderSize;
+            return this;
+        }
+
         public HttpOptions build() {
             return new HttpOptions(maxInitialLineLength, maxHeaderSize, maxRequestBodyBytes, idleTimeout,
-                    requestHeaderTimeout, preserveHost, xForwarded, requestBodyTimeout, writeTimeout, drainGrace);
+                    requestHeaderTimeout, preserveHost, xForwarded, requestBodyTimeout, writeTimeout, drainGrace,
+                    trustedProxies, path, maxResponseHeaderSize);
         }
     }
 }

@@ -83,12 +83,17 @@ public final class ConfigJson {
         }
         if (l.protocol() != Protocol.BOLT) {
             HttpOptions h = l.http();
-            o.putObject("http").put("max_initial_line_length", h.maxInitialLineLength())
+            ObjectNode hn = o.putObject("http").put("max_initial_line_length", h.maxInitialLineLength())
                     .put("max_header_size", h.maxHeaderSize()).put("max_request_body", h.maxRequestBodyBytes())
                     .put("idle_timeout", d(h.idleTimeout())).put("request_header_timeout", d(h.requestHeaderTimeout()))
                     .put("preserve_host", h.preserveHost()).put("x_forwarded", h.xForwarded())
                     .put("request_body_timeout", d(h.requestBodyTimeout())).put("write_timeout", d(h.writeTimeout()))
-                    .put("drain_grace", d(h.drainGrace()));
+                    .put("drain_grace", d(h.drainGrace()))
+                    .put("max_response_header_size", h.maxResponseHeaderSize());
+            ArrayNode trusted = hn.putArray("trusted_proxies");
+            h.trustedProxies().forEach(r -> trusted.add(r.toString()));
+            hn.putObject("path").put("escaped_slashes", h.path().escapedSlashes().jsonName())
+                    .put("merge_slashes", h.path().mergeSlashes());
         }
         if (l.protocol() != Protocol.HTTP) {
             BoltOptions b = l.bolt();

@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.sluice.core.config.AccessLogConfig;
 import io.sluice.core.config.AdminConfig;
 import io.sluice.core.config.BoltOptions;
+import io.sluice.core.config.CidrRange;
 import io.sluice.core.config.ClusterConfig;
 import io.sluice.core.config.ConfigException;
 import io.sluice.core.config.GatewayConfig;
@@ -19,6 +20,7 @@ import io.sluice.core.config.HttpOptions;
 import io.sluice.core.config.LbPolicy;
 import io.sluice.core.config.ListenerConfig;
 import io.sluice.core.config.OutlierConfig;
+import io.sluice.core.config.PathOptions;
 import io.sluice.core.config.PoolConfig;
 import io.sluice.core.config.Protocol;
 import io.sluice.core.config.RouteConfig;
@@ -180,9 +182,43 @@ public final class ConfigLoader {
         Duration bodyTimeout = o.duration("request_body_timeout", d.requestBodyTimeout());
         Duration write = o.duration("write_timeout", d.writeTimeout());
         Duration grace = o.duration("drain_grace", d.drainGrace());
+        List<CidrRange> trusted = o.array("trusted_proxies", ConfigLoader::cidr);
+        PathOptions path = pathOptions(o.object("path"));
+        int responseHeader = (int) Math.min(Integer.MAX_VALUE,
+                o.bytes("max_response_header_size", d.maxResponseHeaderSize()));
         o.finish();
-        return build(o.path(), () -> new HttpOptions(line, header, body, idle, head, preserveHost, xff, bodyTimeout, write,
-                grace));
+        return build(o.path(), () -> new HttpOptions(line, header, body, idle, head, preserveHost, xff, bodyTimeout,
+                write, grace, trusted, path, responseHeader));
+    }
+
+    /** {@code "10.0.0.0/8"}, {@code "192.168.1.7"}, {@code "fd00::/8"}: address literals only, never names. */
+    private static CidrRange cidr(JsonNode n, String path) {
+        if (n == null || !n.isTextual()) {
+            throw new ConfigException(path, JsonObject.describe(n), "an IP address or CIDR range such as \"10.0.0.0/8\" or \"fd00::/8\"");
+        }
+        try {
+            return CidrRange.parse(n.asText());
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(path, n.asText(), "an IP address or CIDR range such as \"10.0.0.0/8\" or \"fd00::/8\" ("
+                    + e.getMessage() + ")");
+        }
+    }
+
+    private static PathOptions pathOptions(JsonObject o) {
+        PathOptions d = PathOptions.defaults();
+        if (o == null) {
+            return d;
+        }
+        String escaped = o.string("escaped_slashes", d.escapedSlashes().jsonName());
+        PathOptions.EscapedSlashes mode = switch (escaped) {
+            case "reject" -> PathOptions.EscapedSlashes.REJECT;
+            case "keep" -> PathOptions.EscapedSlashes.KEEP;
+            case "decode" -> PathOptions.EscapedSlashes.DECODE;
+            default -> throw new ConfigException(o.at("escaped_slashes"), escaped, "\"reject\", \"keep\" or \"decode\"");
+        };
+        boolean merge = o.bool("merge_slashes", d.mergeSlashes());
+        o.finish();
+        return new PathOptions(mode, merge);
     }
 
     private static BoltOptions boltOptions(JsonObject o) {

@@ -3,6 +3,8 @@ package io.sluice.server.http;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutor;
+import io.sluice.codec.http.Http1DecoderConfig;
+import io.sluice.codec.http.PathNormalizer;
 import io.sluice.core.config.HttpOptions;
 import io.sluice.core.time.Scheduler;
 import io.sluice.core.time.Ticker;
@@ -49,6 +51,7 @@ public final class HttpListenerContext {
         this.pools = p;
         this.poolOf = p::get;
         this.schedulerOf = s::get;
+        applyResponseCodec(options);
     }
 
     /**
@@ -64,6 +67,28 @@ public final class HttpListenerContext {
         this.poolOf = poolOf;
         this.schedulerOf = schedulerOf;
         this.pools = Map.of();
+    }
+
+    /** The request decoder's settings for {@code o}: limits and path rules. */
+    static Http1DecoderConfig requestCodec(HttpOptions o) {
+        PathNormalizer.EscapedSlashes escaped = switch (o.path().escapedSlashes()) {
+            case REJECT -> PathNormalizer.EscapedSlashes.REJECT;
+            case KEEP -> PathNormalizer.EscapedSlashes.KEEP;
+            case DECODE -> PathNormalizer.EscapedSlashes.DECODE;
+        };
+        return new Http1DecoderConfig(o.maxInitialLineLength(), o.maxHeaderSize(), escaped, o.path().mergeSlashes());
+    }
+
+    /** The upstream response decoder's limits for {@code o}. */
+    static Http1DecoderConfig responseCodec(HttpOptions o) {
+        return Http1DecoderConfig.of(o.maxInitialLineLength(), o.maxResponseHeaderSize());
+    }
+
+    private void applyResponseCodec(HttpOptions o) {
+        Http1DecoderConfig c = responseCodec(o);
+        for (HttpUpstreamPool pool : pools.values()) {
+            pool.responseCodec = c;
+        }
     }
 
     /** Sets the access log (null = none). */
@@ -104,6 +129,7 @@ public final class HttpListenerContext {
     public void update(RouteTable newRoutes, HttpOptions newOptions) {
         this.routes = newRoutes;
         this.options = newOptions;
+        applyResponseCodec(newOptions);
     }
 
     /** True once {@link #startDraining} ran. */

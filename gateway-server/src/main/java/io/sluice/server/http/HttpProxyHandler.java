@@ -69,6 +69,8 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     /** Messages held back: request parts while connecting, or a pipelined next request. */
     private final ArrayDeque<Object> queue = new ArrayDeque<>(4);
     private String clientIp;
+    /** The peer's address bytes, once {@link #trustedPeer()} needed them. */
+    private byte[] peerAddress;
 
     // timers (nanos from the scheduler's ticker; 0 = not set)
     private final Runnable timerTask = this::onTimer;
@@ -283,8 +285,9 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             case 414 -> respondError(HttpResponseStatus.REQUEST_URI_TOO_LONG, err.reason(), RequestOutcome.URI_TOO_LONG, true);
             case 431 -> respondError(HttpResponseStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, err.reason(),
                     RequestOutcome.HEADERS_TOO_LARGE, true);
-            default -> respondError(HttpResponseStatus.valueOf(err.status()), "malformed request: " + err.reason(),
+            case 400 -> respondError(HttpResponseStatus.BAD_REQUEST, "malformed request: " + err.reason(),
                     RequestOutcome.BAD_REQUEST, true);
+            default -> respondError(HttpResponseStatus.valueOf(err.status()), err.reason(), RequestOutcome.BAD_REQUEST, true);
         }
     }
 
@@ -304,8 +307,12 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         requestComplete = true;
-        respondError(HttpResponseStatus.BAD_REQUEST, "malformed request body: " + err.reason(),
-                RequestOutcome.BAD_REQUEST, true);
+        if (err.status() == 431) {
+            respondError(HttpResponseStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, err.reason(), RequestOutcome.HEADERS_TOO_LARGE, true);
+        } else {
+            respondError(HttpResponseStatus.BAD_REQUEST, "malformed request body: " + err.reason(),
+                    RequestOutcome.BAD_REQUEST, true);
+        }
     }
 
     private void onRequestHead(HttpHead req) {
@@ -317,25 +324,20 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         requestHasBody = req.hasBody();
         requestComplete = req.isComplete();
 
-        int hostIndex = req.indexOf(HttpHead.HOST);
-        String hostHeader = hostIndex < 0 ? null : req.value(hostIndex);
-        if (hostHeader == null && !http10) {
+        // Route on what the upstream will see: the authority of an absolute-form target (RFC 9112
+        // §3.2.2) or else Host, and the normalized path (the one that is forwarded).
+        String authority = req.authority();
+        if (req.indexOf(HttpHead.HOST) < 0 && !http10) {
             respondError(HttpResponseStatus.BAD_REQUEST, "missing Host header", RequestOutcome.BAD_REQUEST, true);
             return;
         }
         RouteTable table = lc.routes();
-        String target = null;
-        String path = null;
-        if (table.usesPath()) {
-            target = req.target();
-            path = ProxyHeads.pathOf(target);
-        }
-        route = table.routeHttp(table.usesHost() ? ProxyHeads.hostWithoutPort(hostHeader) : null, path, method,
+        String path = table.usesPath() ? req.path() : null;
+        route = table.routeHttp(table.usesHost() ? ProxyHeads.hostWithoutPort(authority) : null, path, method,
                 req::header);
         if (route == null) {
-            path = ProxyHeads.pathOf(req.target());
-            respondError(HttpResponseStatus.NOT_FOUND, "no route for " + method + " " + path
-                    + (hostHeader == null ? "" : " on host " + hostHeader), RequestOutcome.NO_ROUTE, false);
+            respondError(HttpResponseStatus.NOT_FOUND, "no route for " + method + " " + req.path()
+                    + (authority == null ? "" : " on host " + authority), RequestOutcome.NO_ROUTE, false);
             return;
         }
         long max = options.maxRequestBodyBytes();
@@ -356,10 +358,15 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             // Like nginx: the gateway itself invites the body once it knows where it goes.
             ctx.writeAndFlush(ErrorResponses.continueResponse(), ctx.voidPromise());
         }
-        String rewritten = route.rewrites() ? route.rewrite(target != null ? target : req.target()) : null;
-        String hostOverride = !options.preserveHost() || hostHeader == null ? host.address() : null;
-        ByteBuf head = ProxyHeads.requestHead(ctx.alloc(), req, rewritten, hostOverride,
-                options.xForwarded() ? clientIp() : null, expect);
+        String rewritten = null;
+        if (route.rewrites()) {
+            String forward = req.forwardTarget();
+            rewritten = route.rewrite(forward != null ? forward : req.target());
+        }
+        String hostOverride = !options.preserveHost() || authority == null ? host.address() : null;
+        boolean xf = options.xForwarded();
+        ByteBuf head = ProxyHeads.requestHead(ctx.alloc(), req, rewritten, hostOverride, xf ? clientIp() : null,
+                xf && trustedPeer(), expect);
         if (lc.accessLog() == null) {
             request = null; // nothing needs the received head any more
             req.release();
@@ -858,6 +865,25 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             clientIp = ip;
         }
         return ip;
+    }
+
+    /**
+     * Whether this connection's peer is one of {@code http.trusted_proxies} (its X-Forwarded-* and
+     * Forwarded headers are then kept and appended to). The peer's address bytes are read once per
+     * connection; the list is the current one (a reload applies to the next request).
+     */
+    private boolean trustedPeer() {
+        HttpOptions o = options;
+        if (o.trustedProxies().isEmpty()) {
+            return false;
+        }
+        byte[] peer = peerAddress;
+        if (peer == null) {
+            peer = ctx.channel().remoteAddress() instanceof InetSocketAddress a && a.getAddress() != null
+                    ? a.getAddress().getAddress() : new byte[0];
+            peerAddress = peer;
+        }
+        return o.trusts(peer);
     }
 
     private static boolean idempotent(String m) {

@@ -39,7 +39,7 @@ public final class HttpServerInitializer extends ChannelInitializer<SocketChanne
         }
         ch.pipeline()
                 .addLast("read-marker", new ReadMarkerHandler(proxy))
-                .addLast(HttpPipeline.SERVER_CODEC, Http1Decoder.requests(o.maxInitialLineLength(), o.maxHeaderSize()))
+                .addLast(HttpPipeline.SERVER_CODEC, Http1Decoder.forRequests(HttpListenerContext.requestCodec(o)))
                 .addLast(HttpPipeline.PROXY, proxy);
     }
 }

@@ -32,6 +32,9 @@ import java.util.concurrent.TimeUnit;
  */
 final class HttpUpstreamPool {
 
+    /** Limits of the response decoder of new connections (the listener's http options; set on reload). */
+    volatile io.sluice.codec.http.Http1DecoderConfig responseCodec = io.sluice.codec.http.Http1DecoderConfig.of(8192, 65536);
+
     static final long SWEEP_PERIOD_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
 
     private final EventLoop loop;
@@ -87,7 +90,7 @@ final class HttpUpstreamPool {
                         if (cm != null) {
                             ch.pipeline().addLast(cm.connectionHandler());
                         }
-                        Http1Decoder decoder = Http1Decoder.responses(8192, 65536);
+                        Http1Decoder decoder = Http1Decoder.forResponses(responseCodec);
                         ch.pipeline().addLast(HttpPipeline.UPSTREAM_CODEC, decoder)
                                 .addLast(HttpPipeline.UPSTREAM_HANDLER, new UpstreamHandler(HttpUpstreamPool.this, host, decoder, cm));
                     }

@@ -496,4 +496,52 @@ class ConfigLoaderTest {
                 .isEqualTo(java.time.Duration.ofMinutes(2));
         assertThat(error(withDecay.replace("\"2m\"", "\"0s\""))).startsWith("$.clusters[0].outlier.ejection_decay:");
     }
+
+    private static String withHttp(String http) {
+        return MIN.replace("\"port\": 8080,", "\"port\": 8080, \"http\": " + http + ",");
+    }
+
+    @Test
+    void httpHardeningOptionsAreReadWithDefaults() {
+        io.sluice.core.config.HttpOptions d = nat(MIN).listeners().get(0).http();
+        assertThat(d.trustedProxies()).isEmpty();
+        assertThat(d.path()).isEqualTo(io.sluice.core.config.PathOptions.defaults());
+        assertThat(d.maxResponseHeaderSize()).isEqualTo(65536);
+
+        io.sluice.core.config.HttpOptions h = nat(withHttp("""
+                {"trusted_proxies": ["10.0.0.0/8", "192.168.1.7", "fd00::/8", "::1"],
+                 "path": {"escaped_slashes": "decode", "merge_slashes": true},
+                 "max_response_header_size": "128KiB"}""")).listeners().get(0).http();
+        assertThat(h.trustedProxies()).extracting(Object::toString)
+                .containsExactly("10.0.0.0/8", "192.168.1.7/32", "fd00:0:0:0:0:0:0:0/8", "0:0:0:0:0:0:0:1/128");
+        assertThat(h.trusts(new byte[] {10, 9, 8, 7})).isTrue();
+        assertThat(h.trusts(new byte[] {11, 0, 0, 1})).isFalse();
+        assertThat(h.trusts(new byte[] {(byte) 192, (byte) 168, 1, 7})).isTrue();
+        assertThat(h.trusts(new byte[] {(byte) 192, (byte) 168, 1, 8})).isFalse();
+        byte[] v6 = new byte[16];
+        v6[0] = (byte) 0xfd;
+        v6[15] = 5;
+        assertThat(h.trusts(v6)).isTrue();
+        v6[0] = (byte) 0xfe;
+        assertThat(h.trusts(v6)).isFalse();
+        assertThat(h.path().escapedSlashes()).isEqualTo(io.sluice.core.config.PathOptions.EscapedSlashes.DECODE);
+        assertThat(h.path().mergeSlashes()).isTrue();
+        assertThat(h.maxResponseHeaderSize()).isEqualTo(128 << 10);
+    }
+
+    @Test
+    void badHttpHardeningOptionsNameTheirPath() {
+        assertThat(error(withHttp("{\"trusted_proxies\": [\"10.0.0.0/8\", \"proxy.internal\"]}")))
+                .startsWith("$.listeners[0].http.trusted_proxies[1]: bad value \"proxy.internal\"; expected an IP address or CIDR range");
+        assertThat(error(withHttp("{\"trusted_proxies\": [\"10.0.0.0/33\"]}")))
+                .contains("$.listeners[0].http.trusted_proxies[0]").contains("prefix length 33 is over 32");
+        assertThat(error(withHttp("{\"trusted_proxies\": [\"10.1.1\"]}"))).contains("trusted_proxies[0]");
+        assertThat(error(withHttp("{\"trusted_proxies\": [8]}"))).contains("trusted_proxies[0]: bad value \"8\"");
+        assertThat(error(withHttp("{\"path\": {\"escaped_slashes\": \"allow\"}}")))
+                .isEqualTo("$.listeners[0].http.path.escaped_slashes: bad value \"allow\"; expected \"reject\", \"keep\" or \"decode\"");
+        assertThat(error(withHttp("{\"path\": {\"merge_slashes\": \"yes\"}}")))
+                .startsWith("$.listeners[0].http.path.merge_slashes: bad value");
+        assertThat(error(withHttp("{\"max_response_header_size\": 100}")))
+                .contains("max_response_header_size");
+    }
 }

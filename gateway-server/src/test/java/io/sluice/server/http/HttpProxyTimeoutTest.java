@@ -62,8 +62,8 @@ class HttpProxyTimeoutTest {
                 .withTimeouts(CONNECT, RESPONSE);
         ClusterBalancer c = ClusterBalancer.create(cc, new LbContext(clock, new SplittableRandom(1)));
         RouteTable routes = RouteTable.compile(List.of(RouteConfig.to("c")), Map.of("c", c));
-        HttpOptions d = HttpOptions.defaults();
-        HttpOptions o = new HttpOptions(d.maxInitialLineLength(), d.maxHeaderSize(), 0, IDLE, HEAD, true, false, BODY, WRITE, GRACE);
+        HttpOptions o = HttpOptions.builder().idleTimeout(IDLE).requestHeaderTimeout(HEAD).xForwarded(false)
+                .requestBodyTimeout(BODY).writeTimeout(WRITE).drainGrace(GRACE).build();
         lc = new HttpListenerContext("web", routes, o, metrics,
                 e -> pools.computeIfAbsent(e, l -> new HttpUpstreamPool((EventLoop) l, upstreams.template((EventLoop) l), n -> null)),
                 e -> clock);
