@@ -47,6 +47,23 @@ class TestSourcesTest {
     }
 
     @Test
+    void everyForkedGatewayStartsThroughGatewayProcess() {
+        List<String> bad = new ArrayList<>();
+        for (Path f : testSources()) {
+            if (f.endsWith("GatewayProcess.java")) {
+                continue; // adds -Dio.netty.leakDetection.level=PARANOID and fails on LEAK: in the output
+            }
+            List<String> lines = lines(f);
+            for (int i = 0; i < lines.size(); i++) {
+                if (lines.get(i).contains("\"-jar\"")) {
+                    bad.add(ROOT.relativize(f) + ":" + (i + 1));
+                }
+            }
+        }
+        assertThat(bad).as("start the gateway jar with io.sluice.server.testing.GatewayProcess").isEmpty();
+    }
+
+    @Test
     void everyModuleHasTheSameJunitPlatformProperties() {
         String codec = read(ROOT.resolve("gateway-codec/src/test/resources/junit-platform.properties"));
         assertThat(codec).contains("junit.jupiter.execution.timeout.default", "junit.jupiter.extensions.autodetection.enabled=true");
