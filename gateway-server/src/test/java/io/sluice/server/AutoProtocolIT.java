@@ -29,6 +29,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -73,7 +74,7 @@ class AutoProtocolIT {
                 List.of(RouteConfig.to("rpc"), RouteConfig.to("web")), http, new BoltOptions(4 << 20, Duration.ofMillis(500), null));
         gateway = Gateway.builder().config(new GatewayConfig(List.of(both), List.of(webCluster, rpcCluster),
                         new AdminConfig(true, "127.0.0.1", 0), new TransportConfig("auto", 1, 128), Duration.ofSeconds(5)))
-                .random(new SplittableRandom(7)).build().start().join();
+                .random(new SplittableRandom(7)).build().start().orTimeout(30, TimeUnit.SECONDS).join();
         port = gateway.port("both");
     }
 
@@ -86,7 +87,8 @@ class AutoProtocolIT {
     }
 
     private static HttpResponse<String> get(int port, String path) throws Exception {
-        return HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
+        return HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .timeout(Duration.ofSeconds(10)).build(),
                 HttpResponse.BodyHandlers.ofString());
     }
 

@@ -2,6 +2,7 @@ package io.sluice.server;
 
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.sluice.core.config.AdminConfig;
 import io.sluice.core.config.ClusterConfig;
 import io.sluice.core.config.GatewayConfig;
 import io.sluice.core.config.HostConfig;
@@ -41,11 +42,11 @@ class EmbeddingExampleIT {
                     List.of(ClusterConfig.of("api", List.of(
                             new HostConfig("127.0.0.1", portA, 1),
                             new HostConfig("127.0.0.1", portB, 3)))),
-                    null, null, Duration.ofSeconds(10));          // admin, transport: defaults
+                    AdminConfig.disabled(), null, Duration.ofSeconds(10)); // no admin port; transport: defaults
             try (Gateway gateway = Gateway.builder().config(config).meterRegistry(metrics).build().start().join()) {
                 URI uri = URI.create("http://127.0.0.1:" + gateway.port("web") + "/api/hello");
                 body = HttpClient.newHttpClient()
-                        .send(HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.ofString())
+                        .send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString())
                         .body();                                   // "ok from <port>", path rewritten to /hello
                 scrape = metrics.scrape();                         // Prometheus text: sluice_requests_total{...}
             }                                                      // close() drains in-flight requests

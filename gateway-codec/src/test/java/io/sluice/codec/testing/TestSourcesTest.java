@@ -26,6 +26,9 @@ class TestSourcesTest {
     /** Allocations Netty's leak detector never sees (unpooled heap), or that the per-test check cannot see. */
     private static final Pattern UNTRACKED_ALLOCATION = Pattern.compile(
             "\\bUnpooled\\.(?!EMPTY_BUFFER\\b)\\w+|\\bUnpooledByteBufAllocator\\b|\\b(?:Pooled)?ByteBufAllocator\\.DEFAULT\\b(?!\\.metric\\(\\))");
+    /** From a request builder to its build(): the statement must set a timeout. */
+    private static final Pattern HTTP_REQUEST = Pattern.compile("HttpRequest\\.newBuilder\\((?:(?!\\.build\\(\\)).)*\\.build\\(\\)",
+            Pattern.DOTALL);
 
     @Test
     void testsAllocateBuffersThroughBufs() {
@@ -44,6 +47,21 @@ class TestSourcesTest {
         }
         assertThat(bad).as("use io.sluice.codec.testing.Bufs (Bufs.copied/heap/direct/ALLOC): Netty never "
                 + "leak-tracks unpooled heap buffers, and Bufs checks every buffer it made is released by the end of the test").isEmpty();
+    }
+
+    @Test
+    void everyHttpRequestOfATestHasATimeout() {
+        List<String> bad = new ArrayList<>();
+        for (Path f : testSources()) {
+            String text = read(f);
+            Matcher m = HTTP_REQUEST.matcher(text);
+            while (m.find()) {
+                if (!m.group().contains(".timeout(")) {
+                    bad.add(ROOT.relativize(f) + ":" + lineOf(text, m.start()));
+                }
+            }
+        }
+        assertThat(bad).as("HttpRequest.newBuilder(..) without .timeout(..): the JDK client waits forever by default").isEmpty();
     }
 
     @Test
@@ -94,6 +112,16 @@ class TestSourcesTest {
             }
         }
         return files;
+    }
+
+    private static int lineOf(String text, int offset) {
+        int line = 1;
+        for (int i = 0; i < offset; i++) {
+            if (text.charAt(i) == '\n') {
+                line++;
+            }
+        }
+        return line;
     }
 
     private static List<String> lines(Path f) {

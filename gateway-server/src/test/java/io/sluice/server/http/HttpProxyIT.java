@@ -29,6 +29,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 
 import static io.sluice.server.testing.GatewayFixture.uri;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -117,7 +118,8 @@ class HttpProxyIT {
             payload[i] = TestBackend.pattern(i);
         }
         HttpRequest req = HttpRequest.newBuilder(uri(gw, "/echo"))
-                .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(payload))).build();
+                .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(payload)))
+                .timeout(Duration.ofSeconds(10)).build();
         HttpResponse<byte[]> r = client.send(req, HttpResponse.BodyHandlers.ofByteArray());
         assertThat(r.statusCode()).isEqualTo(200);
         assertThat(r.headers().firstValue("x-request-chunked")).contains("true");
@@ -203,7 +205,8 @@ class HttpProxyIT {
         gone.close();
         try (Gateway g = GatewayFixture.start(GatewayFixture.simple(
                 List.of(new io.sluice.core.config.HostConfig("127.0.0.1", port, 1)), HttpOptions.defaults()))) {
-            HttpResponse<String> r = client.send(HttpRequest.newBuilder(uri(g, "/")).build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> r = client.send(HttpRequest.newBuilder(uri(g, "/"))
+                    .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
             assertThat(r.statusCode()).isEqualTo(502);
             assertThat(r.body()).contains("cannot connect to 127.0.0.1:" + port);
         }
@@ -309,7 +312,8 @@ class HttpProxyIT {
         // chunked: discovered while streaming
         byte[] big = new byte[1_500_000];
         HttpRequest req = HttpRequest.newBuilder(uri(gw, "/count"))
-                .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(big))).build();
+                .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(big)))
+                .timeout(Duration.ofSeconds(10)).build();
         try {
             assertThat(client.send(req, HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(413);
         } catch (java.io.IOException closedWhileSending) {
@@ -337,14 +341,16 @@ class HttpProxyIT {
                 c.leastRequestChoices(), c.activeRequestBias());
         try (Gateway g = GatewayFixture.start(base.withClusters(List.of(noPanic)))) {
             g.cluster("c").hosts().get(0).health(HealthStatus.UNHEALTHY);
-            HttpResponse<String> r = client.send(HttpRequest.newBuilder(uri(g, "/")).build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> r = client.send(HttpRequest.newBuilder(uri(g, "/"))
+                    .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
             assertThat(r.statusCode()).isEqualTo(503);
             assertThat(r.body()).contains("no healthy host in cluster c");
         }
         try (Gateway g = GatewayFixture.start(base)) {
             // default panic threshold 50%: with no available host the balancer uses all hosts
             g.cluster("c").hosts().get(0).health(HealthStatus.UNHEALTHY);
-            HttpResponse<String> r = client.send(HttpRequest.newBuilder(uri(g, "/")).build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> r = client.send(HttpRequest.newBuilder(uri(g, "/"))
+                    .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
             assertThat(r.statusCode()).isEqualTo(200);
         } finally {
             only.close();
@@ -362,7 +368,8 @@ class HttpProxyIT {
                     for (int i = 0; i < 25; i++) {
                         byte[] body = ("client payload " + i).getBytes();
                         HttpResponse<String> r = client.send(HttpRequest.newBuilder(uri(gw, "/count"))
-                                .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build(), HttpResponse.BodyHandlers.ofString());
+                                .POST(HttpRequest.BodyPublishers.ofByteArray(body))
+                                .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
                         if (r.statusCode() == 200 && r.body().startsWith("bytes=" + body.length + " ")) {
                             ok++;
                         }
@@ -372,7 +379,7 @@ class HttpProxyIT {
             }
             int total = 0;
             for (Future<Integer> f : results) {
-                total += f.get();
+                total += f.get(60, TimeUnit.SECONDS);
             }
             assertThat(total).isEqualTo(16 * 25);
         } finally {
@@ -384,15 +391,18 @@ class HttpProxyIT {
     void staleParkedConnectionIsRetriedOnceForIdempotentRequestsOnly() throws Exception {
         TestBackend only = TestBackend.start();
         try (Gateway g = GatewayFixture.start(GatewayFixture.simple(only))) {
-            HttpResponse<String> first = client.send(HttpRequest.newBuilder(uri(g, "/flaky")).build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> first = client.send(HttpRequest.newBuilder(uri(g, "/flaky"))
+                    .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
             assertThat(first.statusCode()).isEqualTo(200);
             // the parked connection dies when reused: a GET is retried on a fresh connection
-            HttpResponse<String> second = client.send(HttpRequest.newBuilder(uri(g, "/flaky")).build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> second = client.send(HttpRequest.newBuilder(uri(g, "/flaky"))
+                    .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
             assertThat(second.statusCode()).isEqualTo(200);
             assertThat(only.connections()).isEqualTo(2);
             // a POST with a body is not replayed
             HttpResponse<String> post = client.send(HttpRequest.newBuilder(uri(g, "/flaky"))
-                    .POST(HttpRequest.BodyPublishers.ofString("x")).build(), HttpResponse.BodyHandlers.ofString());
+                    .POST(HttpRequest.BodyPublishers.ofString("x"))
+                    .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
             assertThat(post.statusCode()).isEqualTo(502);
         } finally {
             only.close();
@@ -402,8 +412,9 @@ class HttpProxyIT {
     @Test
     void clientVanishingMidResponseFreesTheExchange() throws Exception {
         CompletableFuture<HttpResponse<InputStream>> f = client.sendAsync(
-                HttpRequest.newBuilder(uri(gw, "/download?bytes=20000000")).build(), HttpResponse.BodyHandlers.ofInputStream());
-        InputStream in = f.get().body();
+                HttpRequest.newBuilder(uri(gw, "/download?bytes=20000000"))
+                        .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofInputStream());
+        InputStream in = f.get(30, TimeUnit.SECONDS).body();
         in.readNBytes(100_000);
         in.close();
         org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> gw.activeRequests() == 0);
