@@ -128,9 +128,35 @@ class HttpProxyIT {
     }
 
     @Test
-    void unknownPathGets404FromTheRouterOnAnotherListenerTable() throws Exception {
-        // the simple table routes everything; a host-specific table is covered by RouteTableTest
-        assertThat(get("/status/404").statusCode()).isEqualTo(404);
+    void aBackendsOwn404IsPassedThrough() throws Exception {
+        // the suite's table routes everything: this 404 is the backend's (empty body), not the router's
+        HttpResponse<String> r = get("/status/404");
+        assertThat(r.statusCode()).isEqualTo(404);
+        assertThat(r.body()).isEmpty();
+    }
+
+    @Test
+    void aRequestNoRouteMatchesGetsTheGatewaysOwn404AndNoBackendIsAsked() throws Exception {
+        try (TestBackend only = TestBackend.start()) {
+            GatewayConfig base = GatewayFixture.simple(only);
+            ListenerConfig web = base.listeners().get(0);
+            try (Gateway g = GatewayFixture.start(base.withListeners(List.of(web.withRoutes(List.of(
+                    new RouteConfig("api", RouteMatch.pathPrefix("/api/"), "c", null, Duration.ofSeconds(10)))))))) {
+                HttpResponse<String> r = client.send(HttpRequest.newBuilder(uri(g, "/elsewhere?x=1"))
+                        .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+                assertThat(r.statusCode()).isEqualTo(404);
+                assertThat(r.body()).contains("no route for GET /elsewhere on host 127.0.0.1:" + g.port("web"));
+                assertThat(only.requests()).as("requests the backend got").isZero();
+                double noRoute = g.meterRegistry().find("sluice.requests").tags("listener", "web", "outcome", "no_route")
+                        .counters().stream().mapToDouble(io.micrometer.core.instrument.Counter::count).sum();
+                assertThat(noRoute).isEqualTo(1);
+
+                // the route that does match reaches the backend
+                assertThat(client.send(HttpRequest.newBuilder(uri(g, "/api/x")).timeout(Duration.ofSeconds(10)).build(),
+                        HttpResponse.BodyHandlers.ofString()).body()).isEqualTo("ok from " + only.port());
+                assertThat(only.requests()).isEqualTo(1);
+            }
+        }
     }
 
     @Test
