@@ -5,6 +5,8 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.util.ResourceLeakDetector;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.platform.launcher.LauncherDiscoveryRequest;
 import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
@@ -92,6 +94,11 @@ class LeakDetectionExtensionTest {
         assertThat(failures.get(0).getException()).hasMessageContaining("LEAK").hasMessageContaining("LeaksInAfterAll.after");
     }
 
+    @Test
+    void aClassLevelBufferReleasedInAfterAllMayOutliveItsNestedClasses() {
+        assertThat(run(HoldsABufferAcrossANestedClass.class)).isEmpty();
+    }
+
     private static List<TestExecutionSummary.Failure> run(Class<?> sample) {
         LauncherDiscoveryRequest request = LauncherDiscoveryRequestBuilder.request().selectors(selectClass(sample))
                 .configurationParameter("junit.jupiter.extensions.autodetection.enabled", "true").build();
@@ -128,6 +135,34 @@ class LeakDetectionExtensionTest {
         @Test
         void b_clean() {
             ByteBufAllocator.DEFAULT.buffer(8).release();
+        }
+    }
+
+    static class HoldsABufferAcrossANestedClass {
+        static ByteBuf shared;
+
+        @BeforeAll
+        static void open() {
+            shared = Bufs.copied("shared by the class");
+        }
+
+        @AfterAll
+        static void close() {
+            shared.release();
+        }
+
+        @Test
+        void outer() {
+            assertThat(shared.refCnt()).isOne();
+        }
+
+        @Nested
+        class Inner {
+            @Test
+            void inner() {
+                assertThat(shared.refCnt()).isOne();
+                Bufs.copied("mine").release();
+            }
         }
     }
 
