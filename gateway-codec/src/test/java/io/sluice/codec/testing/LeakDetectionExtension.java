@@ -68,7 +68,7 @@ public final class LeakDetectionExtension implements BeforeAllCallback, AfterAll
         // a @Nested class runs inside its outer class, whose class-level buffers may still be in use
         boolean topLevel = context.getParent().flatMap(ExtensionContext::getTestClass).isEmpty();
         List<String> found = new ArrayList<>(topLevel ? Bufs.unreleasedSince(0) : List.of());
-        found.addAll(collect(2));
+        found.addAll(collect(1));
         context.getStore(NS).put("classMark", Bufs.mark());
         if (!found.isEmpty()) {
             throw failure(found, "reported before " + context.getDisplayName() + " started: leaked after "
@@ -84,10 +84,10 @@ public final class LeakDetectionExtension implements BeforeAllCallback, AfterAll
 
     @Override
     public void afterEach(ExtensionContext context) {
-        int mark = context.getStore(NS).get("mark", Integer.class);
-        long tracked = context.getStore(NS).get("tracked", Long.class);
-        List<String> found = new ArrayList<>(Bufs.unreleasedSince(mark));
-        if (TRACKED.get() != tracked) {
+        Integer mark = context.getStore(NS).get("mark", Integer.class);
+        Long tracked = context.getStore(NS).get("tracked", Long.class);
+        List<String> found = new ArrayList<>(mark == null ? List.of() : Bufs.unreleasedSince(mark));
+        if (tracked == null || TRACKED.get() != tracked) {
             found.addAll(collect(1));
         }
         String name = context.getRequiredTestClass().getSimpleName() + " " + context.getDisplayName();
@@ -101,7 +101,7 @@ public final class LeakDetectionExtension implements BeforeAllCallback, AfterAll
     public void afterAll(ExtensionContext context) {
         Integer mark = context.getStore(NS).get("classMark", Integer.class);
         List<String> found = new ArrayList<>(Bufs.unreleasedSince(mark == null ? 0 : mark));
-        found.addAll(collect(2));
+        found.addAll(collect(1));
         lastFinished = context.getDisplayName();
         if (!found.isEmpty()) {
             throw failure(found, "in " + context.getDisplayName() + " (its @BeforeAll/@AfterAll, or found late)");
