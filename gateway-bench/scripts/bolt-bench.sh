@@ -11,26 +11,28 @@ BENCH=gateway-bench/target/benchmarks.jar
 OUT=${OUT:-/tmp/bolt-bench-$(date +%Y%m%d-%H%M%S)}
 D=${D:-10}
 mkdir -p "$OUT"
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+RUN=$OUT
+# shellcheck source=lib/bench-common.sh
+. gateway-bench/scripts/lib/bench-common.sh
+declare -A PID_OF=()
 trap cleanup EXIT
 if command -v sofaload >/dev/null; then LOAD=(sofaload -p sofarpc); echo "load generator: sofaload"
 else LOAD=(java -jar "$BENCH" bolt-load); echo "load generator: bolt-load (sofaload not on PATH)"; fi
-setsid taskset -c 1 java -Xmx512m -jar "$BENCH" bolt-server --port 12201 --io-thread >"$OUT/backend.log" 2>&1 & pids+=($!)
-setsid taskset -c 0 java -XX:ActiveProcessorCount=1 -Xmx256m -jar "$GW" -c config/bench/bolt-bench.json >"$OUT/gateway.log" 2>&1 & GWPID=$!; pids+=($GWPID)
+start backend 1 java -Xmx512m -jar "$BENCH" bolt-server --port 12201 --io-thread
+start gateway 0 java -XX:ActiveProcessorCount=1 -Xmx256m -jar "$GW" -c config/bench/bolt-bench.json
+GWPID=${PID_OF[gateway]}
 for i in $(seq 100); do curl -s -o /dev/null http://127.0.0.1:29902/ready && break; sleep 0.2; done
 sleep 2
-cpu() { awk '{print $14+$15}' /proc/$GWPID/stat; }
+cpu() { proc_ticks "$GWPID"; }
 run() { # name port args...
   local name=$1 port=$2; shift 2
   local c0; c0=$(cpu)
   taskset -c 1 "${LOAD[@]}" "$@" "sofarpc://127.0.0.1:$port" > "$OUT/$name.txt" 2>&1 || true
   local c1; c1=$(cpu)
   local ok; ok=$(sed -n 's/.* \([0-9]*\) succeeded.*/\1/p' "$OUT/$name.txt" | head -1)
-  local hz; hz=$(getconf CLK_TCK)
   echo "== $name"; grep -E "finished in|requests:|   50%|   99%" "$OUT/$name.txt"
   if [ "$port" = 12200 ] && [ -n "$ok" ] && [ "$ok" -gt 0 ]; then
-    echo "gateway CPU: $(( (c1 - c0) * 1000000 / hz / ok )) us per request ($(( c1 - c0 )) ticks)"
+    echo "gateway CPU: $(( (c1 - c0) * 1000000 / HZ / ok )) us per request ($(( c1 - c0 )) ticks)"
   fi
 }
 # warm-up of the gateway's JIT

@@ -205,7 +205,6 @@ if [[ " $SCENARIOS " == *" sidecar "* ]]; then
 fi
 
 # ---- CPU accounting ----------------------------------------------------------------------------
-rss_kb() { local s=0 p; for p in "$@"; do s=$(( s + $(awk '/^VmRSS/ {print $2}' "/proc/$p/status" 2>/dev/null || echo 0) )); done; echo $s; }
 
 load_args() { # scenario
   case $1 in

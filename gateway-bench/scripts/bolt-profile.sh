@@ -24,10 +24,10 @@ while [ $# -gt 0 ]; do
     *) sed -n '2,11p' "$0"; exit 2;;
   esac
 done
-mkdir -p "$OUT"; OUT=$(realpath "$OUT")
-HZ=$(getconf CLK_TCK)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill -TERM -- "-$p" 2>/dev/null || kill "$p" 2>/dev/null || true; done; }
+mkdir -p "$OUT"; OUT=$(realpath "$OUT"); RUN=$OUT
+# shellcheck source=lib/bench-common.sh
+. "$ROOT/gateway-bench/scripts/lib/bench-common.sh"
+declare -A PID_OF=()
 trap cleanup EXIT
 if command -v sofaload >/dev/null; then LOAD=(sofaload -p sofarpc); else LOAD=(java -jar "$BENCH" bolt-load); fi
 echo "load generator: ${LOAD[0]}"
@@ -42,12 +42,12 @@ cat >"$OUT/gw.json" <<'EOF'
   "transport": { "worker_threads": 1 }
 }
 EOF
-setsid taskset -c 1 java -Xms512m -Xmx512m -jar "$BENCH" bolt-server --port 12201 --io-thread >"$OUT/backend.log" 2>&1 & pids+=($!)
-setsid taskset -c 0 java -XX:ActiveProcessorCount=1 -Xms256m -Xmx256m -XX:+UseParallelGC -jar "$GW_JAR" -c "$OUT/gw.json" >"$OUT/gateway.log" 2>&1 &
-GW=$!; pids+=($GW)
+start backend 1 java -Xms512m -Xmx512m -jar "$BENCH" bolt-server --port 12201 --io-thread
+start gateway 0 java -XX:ActiveProcessorCount=1 -Xms256m -Xmx256m -XX:+UseParallelGC -jar "$GW_JAR" -c "$OUT/gw.json"
+GW=${PID_OF[gateway]}
 for _ in $(seq 150); do ss -Hltn 'sport = :12200' | grep -q . && ss -Hltn 'sport = :12201' | grep -q . && break; sleep 0.2; done
 load() { timeout $(( D + 60 )) taskset -c 1 "${LOAD[@]}" -D "$1" -c 8 -m 4 -t 2 sofarpc://127.0.0.1:12200; }
-cpu() { sed 's/^.*) //' /proc/$GW/stat | awk '{print $12+$13}'; }
+cpu() { proc_ticks "$GW"; }
 load 20 >"$OUT/warmup.txt" 2>&1 || true
 
 jcmd $GW JFR.start name=bolt settings=profile 'jdk.ExecutionSample#period=1ms' filename="$OUT/gateway.jfr" >/dev/null

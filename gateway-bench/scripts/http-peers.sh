@@ -236,10 +236,6 @@ start_proxies() { # backends cpu workers
 }
 stop_proxies() { for t in gateway gateway-uring nginx haproxy; do stop "$t"; done; }
 
-# ---- CPU and memory accounting -----------------------------------------------------------------
-tree() { local p c; for p in "$@"; do echo "$p"; for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do tree "$c"; done; done; }
-rss_kb() { local s=0 p; for p in $(tree "$@"); do s=$(( s + $(awk '/^VmRSS/ {print $2}' "/proc/$p/status" 2>/dev/null || echo 0) )); done; echo $s; }
-
 # ---- load generators and their reports --------------------------------------------------------
 to_us() { awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) print int(n); else if (v ~ /ms$/) print int(n * 1000);
                                   else if (v ~ /s$/) print int(n * 1000000); else print "" }'; }
@@ -284,7 +280,7 @@ measure() { # scenario target rep attempt clientcpu
   [ "$t" != direct ] && pids=${PID_OF[$t]}
   raw="$OUT/raw/$sc-$t-rep$rep$( [ "$att" -gt 0 ] && echo "-retry$att").txt"
   if [ -n "$pids" ]; then
-    ( while :; do rss_kb $pids; sleep 0.2; done ) >"$RUN/rss-samples" 2>/dev/null & sampler=$!
+    ( while :; do rss_tree_kb $pids; sleep 0.2; done ) >"$RUN/rss-samples" 2>/dev/null & sampler=$!
   fi
   b0=$(busy); p0=$(ticks $pids); k0=$(ticks "${PID_OF[backend]}"); o0=$(all_ours); t0=$(date +%s.%N)
   timeout $(( D + 300 )) taskset -c "$ccpu" sh -c '"$@"; sed "s/^.*) //" /proc/$$/stat | awk "{print \"CLIENTTICKS \" \$14+\$15}"' \

@@ -38,16 +38,15 @@ while [ $# -gt 0 ]; do
 done
 [[ $D =~ ^[0-9]+$ && $D -ge 20 && $D -le 300 ]] || { echo "-D must be 20..300" >&2; exit 2; }
 mkdir -p "$OUT/run"; OUT=$(realpath "$OUT"); RUN=$OUT/run
-log() { echo "[$(date +%H:%M:%S)] $*" | tee -a "$OUT/log.txt" >&2; }
-for p in 13200 13201 29903; do ss -Hltn "sport = :$p" | grep -q . && { echo "port $p in use" >&2; exit 1; }; done
+# shellcheck source=lib/bench-common.sh
+. "$ROOT/gateway-bench/scripts/lib/bench-common.sh"
+for p in 13200 13201 29903; do port_busy "$p" && { echo "port $p in use" >&2; exit 1; }; done
 # private copies: a rebuild while this runs must not pull classes out from under the JVMs
 cp "$GW_JAR" "$RUN/sluice.jar"; cp "$BENCH" "$RUN/bench.jar"
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
 declare -A PID_OF=()
-cleanup() { for n in "${!PID_OF[@]}"; do kill -TERM -- "-${PID_OF[$n]}" 2>/dev/null || true; done; rm -f "$RUN"/*.jar; }
-trap cleanup EXIT
-start() { local name=$1; shift; setsid "$@" >"$RUN/$name.log" 2>&1 & PID_OF[$name]=$!; }
+trap 'cleanup; rm -f "$RUN"/*.jar' EXIT
 
 cat >"$RUN/gw.json" <<EOF
 {
@@ -59,8 +58,8 @@ cat >"$RUN/gw.json" <<EOF
 }
 EOF
 HEAP=${GW_HEAP:-256m}
-start backend java -Xmx512m -jar "$RUN/bench.jar" bolt-server --port 13201
-start gateway java -XX:ActiveProcessorCount=1 -Xms$HEAP -Xmx$HEAP -XX:+AlwaysPreTouch -XX:+UseParallelGC -jar "$RUN/sluice.jar" -c "$RUN/gw.json"
+start backend - java -Xmx512m -jar "$RUN/bench.jar" bolt-server --port 13201
+start gateway - java -XX:ActiveProcessorCount=1 -Xms$HEAP -Xmx$HEAP -XX:+AlwaysPreTouch -XX:+UseParallelGC -jar "$RUN/sluice.jar" -c "$RUN/gw.json"
 GP=${PID_OF[gateway]}
 for _ in $(seq 100); do curl -sf localhost:29903/ready >/dev/null && break; sleep 0.3; done
 metric() { curl -s localhost:29903/metrics | awk -v m="$1" 'index($0, m) == 1 { s += $NF } END { printf "%d", s / 1024 }'; }
@@ -68,16 +67,16 @@ metric() { curl -s localhost:29903/metrics | awk -v m="$1" 'index($0, m) == 1 { 
 printf 'round\tconnections\tcpu_pct\trss_kb\theap_kb\tdirect_kb\treq_per_s\tfailed\n' >"$OUT/points.tsv"
 for round in 1 2; do
   for n in $POINTS; do
-    start load java -Xmx2g -jar "$RUN/bench.jar" bolt-load -c "$n" -t 2 -m 1 --qps 1000 -D "$D" sofarpc://127.0.0.1:13200
+    start load - java -Xmx2g -jar "$RUN/bench.jar" bolt-load -c "$n" -t 2 -m 1 --qps 1000 -D "$D" sofarpc://127.0.0.1:13200
     sleep $(( D / 2 ))
     est=$(ss -Htn state established "sport = :13200" | wc -l)
-    t0=$(awk '{print $14+$15}' /proc/$GP/stat); w0=$(date +%s%N); sleep 10
-    t1=$(awk '{print $14+$15}' /proc/$GP/stat); w1=$(date +%s%N)
+    t0=$(proc_ticks "$GP"); w0=$(date +%s%N); sleep 10
+    t1=$(proc_ticks "$GP"); w1=$(date +%s%N)
     jcmd "$GP" GC.run >/dev/null; sleep 1
-    rss=$(awk '/VmRSS/ {print $2}' /proc/$GP/status)
+    rss=$(rss_kb "$GP")
     heap=$(metric 'jvm_memory_used_bytes{area="heap"')
     direct=$(metric 'sluice_netty_direct_memory_used_bytes')
-    cpu=$(awk -v t=$(( t1 - t0 )) -v hz="$(getconf CLK_TCK)" -v w=$(( w1 - w0 )) 'BEGIN { printf "%.1f", 100 * t / hz / (w / 1e9) }')
+    cpu=$(awk -v t=$(( t1 - t0 )) -v hz="$HZ" -v w=$(( w1 - w0 )) 'BEGIN { printf "%.1f", 100 * t / hz / (w / 1e9) }')
     wait "${PID_OF[load]}" 2>/dev/null || true; unset "PID_OF[load]"
     rps=$(sed -n 's/^finished in [^,]*, \([0-9.]*\) req\/s.*/\1/p' "$RUN/load.log"); failed=$(sed -n 's/.* succeeded, \([0-9]*\) failed.*/\1/p' "$RUN/load.log")
     cp "$RUN/load.log" "$OUT/load-$round-$n.txt"

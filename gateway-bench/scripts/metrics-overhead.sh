@@ -20,8 +20,9 @@ JAR=$ROOT/gateway-server/target/sluice.jar
 RUN=$(mktemp -d /tmp/metrics-overhead.XXXXXX)
 OUT=${OUT:-$RUN}
 mkdir -p "$OUT"
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; }
+# shellcheck source=lib/bench-common.sh
+. "$ROOT/gateway-bench/scripts/lib/bench-common.sh"
+declare -A PID_OF=()
 trap cleanup EXIT
 for port in 18180 18181 18182 29181 29182 29911 29912; do
   if (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null; then echo "port $port is taken; not starting" >&2; exit 2; fi
@@ -37,27 +38,25 @@ http {
   server { listen 127.0.0.1:18180; listen 127.0.0.1:18181; listen 127.0.0.1:18182; location / { return 200 "$BODY"; } }
 }
 NGX
-setsid taskset -c 1 nginx -c "$RUN/nginx.conf" & PIDS+=($!)
+start nginx 1 nginx -c "$RUN/nginx.conf"
 declare -A GW
 for m in on off; do
-  setsid taskset -c 0 java -XX:ActiveProcessorCount=1 -Xmx256m -jar "$JAR" -c "$ROOT/config/bench/metrics-$m.json" \
-    > "$RUN/gw-$m.log" 2>&1 & GW[$m]=$!; PIDS+=(${GW[$m]})
+  start "gw-$m" 0 java -XX:ActiveProcessorCount=1 -Xmx256m -jar "$JAR" -c "$ROOT/config/bench/metrics-$m.json"
+  GW[$m]=${PID_OF[gw-$m]}
 done
 for port in 18180 29181 29182; do
   for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.1; done
 done
 port() { [ "$1" = on ] && echo 29181 || echo 29182; }
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-HZ=$(getconf CLK_TCK)
 echo "warm-up ${WARM}s each" >&2
 for m in on off; do taskset -c 1 wrk -t1 -c"$CONNS" -d"${WARM}s" "http://127.0.0.1:$(port $m)/128" > /dev/null; done
 printf 'rep\tmetrics\treq_per_s\tcpu_us_per_req\tp99\n' | tee "$OUT/runs.tsv"
 for r in $(seq "$REPS"); do
   order="on off"; [ $((r % 2)) -eq 0 ] && order="off on"
   for m in $order; do
-    t0=$(cpu_ticks "${GW[$m]}")
+    t0=$(proc_ticks "${GW[$m]}")
     res=$(taskset -c 1 wrk -t1 -c"$CONNS" -d"${DUR}s" --latency "http://127.0.0.1:$(port $m)/128")
-    t1=$(cpu_ticks "${GW[$m]}")
+    t1=$(proc_ticks "${GW[$m]}")
     reqs=$(echo "$res" | awk '/requests in/ {print $1}')
     rps=$(echo "$res" | awk '/Requests\/sec/ {print $2}')
     p99=$(echo "$res" | awk '$1 == "99%" {print $2}')

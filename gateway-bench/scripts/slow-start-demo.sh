@@ -10,21 +10,21 @@ GW=gateway-server/target/sluice.jar
 BENCH=gateway-bench/target/benchmarks.jar
 CONFIG=${CONFIG:-config/examples/slow-start/sluice.json}
 [ -f "$GW" ] && [ -f "$BENCH" ] || { echo "build first: ./mvnw -B -DskipTests package" >&2; exit 1; }
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+# shellcheck source=lib/bench-common.sh
+. gateway-bench/scripts/lib/bench-common.sh
+declare -A PID_OF=()
 trap cleanup EXIT
 server() { setsid java -Xmx64m -jar "$BENCH" slow-start-server --port "$1" >/dev/null 2>&1 & echo $!; }
 healthy() { curl -s http://127.0.0.1:34901/clusters | grep -A3 "\"127.0.0.1:$1\"" | grep -q '"health" : "healthy"'; }
 count() { java -jar "$BENCH" count --port 2046 --total 100; }
-declare -A srv
-for p in 8080 8081 8082; do srv[$p]=$(server $p); pids+=("${srv[$p]}"); done
-setsid java -jar "$GW" -c "$CONFIG" >/tmp/slow-start-gateway.log 2>&1 & pids+=($!)
+for p in 8080 8081 8082; do PID_OF[server-$p]=$(server $p); done
+setsid java -jar "$GW" -c "$CONFIG" >/tmp/slow-start-gateway.log 2>&1 & PID_OF[gateway]=$!
 for i in $(seq 100); do healthy 8080 && healthy 8081 && healthy 8082 && break; sleep 0.2; done
 echo "\$ count  # all three servers up since boot"; count
-kill "${srv[8082]}"
+kill "${PID_OF[server-8082]}"
 for i in $(seq 50); do healthy 8082 || break; sleep 0.2; done
 echo; echo "\$ count  # 8082 killed and marked unhealthy"; count
-srv[8082]=$(server 8082); pids+=("${srv[8082]}")
+PID_OF[server-8082]=$(server 8082)
 for i in $(seq 100); do healthy 8082 && break; sleep 0.1; done
 t0=$(date +%s.%N)
 echo; echo "# 8082 restarted and healthy again: slow start begins (30 s window)"

@@ -1,6 +1,11 @@
-# Shared by the scenario scripts (bolt-peers.sh, http-peers.sh): logging, starting and stopping
-# processes by PID, waiting for ports, and CPU accounting (our processes vs "foreign" work).
-# Expects OUT, RUN, HZ, MAX_FOREIGN, QUIET_WAIT and an associative array PID_OF from the caller.
+# Shared by the scenario scripts (bolt-peers.sh, http-peers.sh, bolt-bench.sh, bolt-profile.sh,
+# long-connections.sh, metrics-overhead.sh, slow-start-demo.sh): logging, starting and stopping
+# processes by PID, waiting for ports, CPU and RSS of processes, and CPU accounting (our processes
+# vs "foreign" work). Callers declare the associative array PID_OF (name -> PID, each started in
+# its own session) and `trap cleanup EXIT`; log needs OUT, start needs RUN, and the CPU accounting
+# HZ (set here if unset), MAX_FOREIGN and QUIET_WAIT.
+
+: "${HZ:=$(getconf CLK_TCK)}"
 
 log() { echo "[$(date +%H:%M:%S)] $*" | tee -a "$OUT/log.txt" >&2; }
 
@@ -12,9 +17,13 @@ cleanup() {
 
 port_busy() { ss -Hltn "sport = :$1" | grep -q .; }
 
-start() { # name cpu cmd...   (own session: $! is the process and its group)
+start() { # name cpu cmd...   (own session: $! is the process and its group; cpu "-": not pinned; output: RUN/name.log)
   local name=$1 cpu=$2; shift 2
-  setsid taskset -c "$cpu" "$@" >"$RUN/$name.log" 2>&1 &
+  if [ "$cpu" = - ]; then
+    setsid "$@" >"$RUN/$name.log" 2>&1 &
+  else
+    setsid taskset -c "$cpu" "$@" >"$RUN/$name.log" 2>&1 &
+  fi
   PID_OF[$name]=$!
 }
 
@@ -32,6 +41,16 @@ ticks() {
 }
 
 all_ours() { ticks "${PID_OF[@]}"; }
+
+# CPU time (utime + stime, in clock ticks: divide by HZ) of one process, its threads included.
+proc_ticks() { sed 's/^.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'; }
+
+# The given PIDs and all their descendants, one per line.
+proc_tree() { local p c; for p in "$@"; do echo "$p"; for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do proc_tree "$c"; done; done; }
+
+# Resident memory in kB: of the given processes (rss_kb), or of them and their descendants (rss_tree_kb).
+rss_kb() { local s=0 p; for p in "$@"; do s=$(( s + $(awk '/^VmRSS/ {print $2}' "/proc/$p/status" 2>/dev/null || echo 0) )); done; echo $s; }
+rss_tree_kb() { rss_kb $(proc_tree "$@"); }
 
 busy() { awk '/^cpu0 |^cpu1 / { b += $2+$3+$4+$7+$8+$9 } END { print b }' /proc/stat; }
 

@@ -29,6 +29,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -74,7 +75,7 @@ class AutoProtocolIT {
                         .admin(new AdminConfig(true, "127.0.0.1", 0))
                         .transport(TransportConfig.builder().workerThreads(1).backlog(128).build())
                         .drainTimeout(Duration.ofSeconds(5)).build())
-                .random(new SplittableRandom(7)).build().start().join();
+                .random(new SplittableRandom(7)).build().start().orTimeout(30, TimeUnit.SECONDS).join();
         port = gateway.port("both");
     }
 
@@ -87,7 +88,8 @@ class AutoProtocolIT {
     }
 
     private static HttpResponse<String> get(int port, String path) throws Exception {
-        return HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
+        return HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .timeout(Duration.ofSeconds(10)).build(),
                 HttpResponse.BodyHandlers.ofString());
     }
 

@@ -1,7 +1,6 @@
 package io.sluice.server;
 
-import io.sluice.server.testing.ProcessOutput;
-
+import io.sluice.server.testing.GatewayProcess;
 import io.sluice.server.testing.TestBackend;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
@@ -34,7 +33,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class ConfigWatchIT {
 
-    private static final Path JAR = Path.of("target", "sluice.jar");
     private static final Duration DEADLINE = Duration.ofSeconds(30);
 
     private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
@@ -59,15 +57,12 @@ class ConfigWatchIT {
 
     @Test
     void savingTheFileReloadsItAndAnInvalidSaveIsRejectedWhileTrafficContinues(@TempDir Path dir) throws Exception {
-        assertThat(JAR).exists();
+        assertThat(GatewayProcess.JAR).exists();
         try (TestBackend a = TestBackend.start(); TestBackend b = TestBackend.start()) {
             Path file = dir.resolve("sluice.json");
             Files.writeString(file, config(a, "1"));
-            Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                    "-Xmx256m", "-jar", JAR.toString(), "-c", file.toString(), "--watch")
-                    .redirectErrorStream(true).start();
-            try {
-                BlockingQueue<String> out = ProcessOutput.lines(p);
+            try (GatewayProcess p = GatewayProcess.start("-c", file.toString(), "--watch")) {
+                BlockingQueue<String> out = p.lines();
                 int port = Integer.parseInt(await(out, Pattern.compile("listener\\s+web\\s+http://127\\.0\\.0\\.1:(\\d+)")));
                 int admin = Integer.parseInt(await(out, Pattern.compile("admin\\s+http://127\\.0\\.0\\.1:(\\d+)/")));
                 assertThat(await(out, Pattern.compile("^stop:.*(watched every 200ms)"))).isNotNull();
@@ -97,11 +92,9 @@ class ConfigWatchIT {
                 awaitBody(web, "ok from " + a.port());
                 assertThat(await(out, Pattern.compile("config file changed: (reloaded .*)"))).contains("config version 3");
 
-                p.destroy(); // SIGTERM: drain, exit 0
-                assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
-                assertThat(p.exitValue()).as(String.join("\n", output)).isZero();
-            } finally {
-                p.destroyForcibly();
+                p.collectGarbage(); // buffers leaked so far are reported on the next allocation
+                assertThat(get(web).statusCode()).isEqualTo(200);
+                assertThat(p.terminate(Duration.ofSeconds(30))).as(p.output()).isZero(); // SIGTERM: drain, exit 0
             }
         }
     }

@@ -20,6 +20,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.util.concurrent.TimeUnit;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
@@ -60,7 +61,7 @@ class ConnectionLimitIT {
                 new ListenerConfig("auto", Protocol.AUTO, "127.0.0.1", 0, List.of(RouteConfig.to("c")), null, null, 1, 0));
         gw = Gateway.builder().config(new GatewayConfig(listeners, List.of(web, rpc), AdminConfig.disabled(),
                         new TransportConfig("auto", 2, 128), Duration.ofSeconds(2)))
-                .meterRegistry(registry).random(new SplittableRandom(3)).build().start().join();
+                .meterRegistry(registry).random(new SplittableRandom(3)).build().start().orTimeout(30, TimeUnit.SECONDS).join();
     }
 
     @AfterAll

@@ -2,6 +2,7 @@ package io.sluice.server;
 
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.sluice.core.config.AdminConfig;
 import io.sluice.core.config.ClusterConfig;
 import io.sluice.core.config.GatewayConfig;
 import io.sluice.core.config.HostConfig;
@@ -48,7 +49,7 @@ class EmbeddingExampleIT {
             try (Gateway gateway = Gateway.builder().config(config).meterRegistry(metrics).build().start().join()) {
                 URI uri = URI.create("http://127.0.0.1:" + gateway.port("web") + "/api/hello");
                 body = HttpClient.newHttpClient()
-                        .send(HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.ofString())
+                        .send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString())
                         .body();                                   // "ok from <port>", path rewritten to /hello
                 scrape = metrics.scrape();                         // Prometheus text: sluice_requests_total{...}
                 admin = gateway.adminAddress();                    // null: no admin port opened in your app

@@ -18,6 +18,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 import java.time.Duration;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -41,7 +42,8 @@ class IoUringTransportIT {
                 GatewayConfig c = new GatewayConfig(List.of(l),
                         List.of(ClusterConfig.of("c", List.of(new HostConfig("127.0.0.1", backend.port(), 1)))),
                         AdminConfig.disabled(), new TransportConfig("io_uring", workers, 128, reusePort), Duration.ofSeconds(5));
-                try (Gateway g = Gateway.builder().config(c).random(new SplittableRandom(7)).build().start().join()) {
+                try (Gateway g = Gateway.builder().config(c).random(new SplittableRandom(7))
+                        .build().start().orTimeout(30, TimeUnit.SECONDS).join()) {
                     assertThat(g.transport()).isEqualTo("io_uring");
                     for (int i = 0; i < 4; i++) {
                         try (RawClient client = new RawClient(g.port("web"))) {

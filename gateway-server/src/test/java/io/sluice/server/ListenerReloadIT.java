@@ -31,6 +31,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -57,11 +58,12 @@ class ListenerReloadIT {
     }
 
     private static Gateway start(GatewayConfig c) {
-        return Gateway.builder().config(c).random(new SplittableRandom(7)).build().start().join();
+        return Gateway.builder().config(c).random(new SplittableRandom(7)).build().start().orTimeout(30, TimeUnit.SECONDS).join();
     }
 
     private HttpResponse<String> get(int port, String path) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .timeout(Duration.ofSeconds(10)).build(),
                 HttpResponse.BodyHandlers.ofString());
     }
 

@@ -23,6 +23,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -35,7 +36,8 @@ class MetricsIT {
     private final HttpClient http = HttpClient.newHttpClient();
 
     private HttpResponse<String> get(int port, String path) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .timeout(Duration.ofSeconds(10)).build(),
                 HttpResponse.BodyHandlers.ofString());
     }
 
@@ -73,7 +75,8 @@ class MetricsIT {
     void trafficShowsUpByRouteClusterAndConnectionAndReloadDeletesWhatIsGone() throws Exception {
         int dead = deadPort();
         try (TestBackend b = TestBackend.start();
-             Gateway g = Gateway.builder().config(config(b, dead, true, true)).random(new SplittableRandom(7)).build().start().join()) {
+             Gateway g = Gateway.builder().config(config(b, dead, true, true)).random(new SplittableRandom(7))
+                     .build().start().orTimeout(30, TimeUnit.SECONDS).join()) {
             int port = g.port("web");
             int admin = g.adminAddress().getPort();
             for (int i = 0; i < 3; i++) {
@@ -123,7 +126,8 @@ class MetricsIT {
     @Test
     void metricsOffRecordsNothingAndStillProxies() throws Exception {
         try (TestBackend b = TestBackend.start();
-             Gateway g = Gateway.builder().config(config(b, deadPort(), false, false)).build().start().join()) {
+             Gateway g = Gateway.builder().config(config(b, deadPort(), false, false))
+                     .build().start().orTimeout(30, TimeUnit.SECONDS).join()) {
             assertThat(get(g.port("web"), "/x").statusCode()).isEqualTo(200);
             HttpResponse<String> m = get(g.adminAddress().getPort(), "/metrics");
             assertThat(m.statusCode()).isEqualTo(404);

@@ -35,6 +35,7 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -72,7 +73,7 @@ class ReloadIT {
         file = dir.resolve("sluice.json");
         Files.writeString(file, ConfigJson.render(variant(0)));
         gw = Gateway.builder().config(ConfigLoader.load(file).config()).random(new SplittableRandom(7))
-                .reloadSource(() -> ConfigLoader.load(file).config()).build().start().join();
+                .reloadSource(() -> ConfigLoader.load(file).config()).build().start().orTimeout(30, TimeUnit.SECONDS).join();
     }
 
     @AfterEach

@@ -23,6 +23,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -63,7 +64,7 @@ class ReusePortIT {
     }
 
     private static Gateway start(GatewayConfig c) {
-        return Gateway.builder().config(c).random(new SplittableRandom(7)).build().start().join();
+        return Gateway.builder().config(c).random(new SplittableRandom(7)).build().start().orTimeout(30, TimeUnit.SECONDS).join();
     }
 
     @Test

@@ -17,6 +17,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -48,7 +49,8 @@ class BoltLoadIT {
         ClusterConfig c = ClusterConfig.builder().name("rpc").protocol(Protocol.BOLT)
                 .hosts(new HostConfig("127.0.0.1", backend.port(), 1)).build();
         try (Gateway gw = Gateway.builder().config(new GatewayConfig(List.of(l), List.of(c), AdminConfig.disabled(),
-                new TransportConfig("auto", 1, 128), Duration.ofSeconds(1))).build().start().join()) {
+                new TransportConfig("auto", 1, 128), Duration.ofSeconds(1)))
+                        .build().start().orTimeout(30, TimeUnit.SECONDS).join()) {
             BoltLoad.Options o = BoltLoad.parse(new String[] {"-D", "1", "--warm-up-time=200ms", "-c", String.valueOf(connections),
                     "-m", String.valueOf(inFlight), "-t", String.valueOf(Math.min(2, connections)), "-p", "sofarpc",
                     "sofarpc://127.0.0.1:" + gw.port("bolt")});
@@ -73,7 +75,8 @@ class BoltLoadIT {
         ListenerConfig l = new ListenerConfig("bolt", Protocol.BOLT, "127.0.0.1", 0, List.of(), null, null);
         ClusterConfig c = ClusterConfig.of("unused", List.of(new HostConfig("127.0.0.1", 1, 1)));
         try (Gateway gw = Gateway.builder().config(new GatewayConfig(List.of(l), List.of(c), AdminConfig.disabled(),
-                new TransportConfig("auto", 1, 128), Duration.ofSeconds(1))).build().start().join()) {
+                new TransportConfig("auto", 1, 128), Duration.ofSeconds(1)))
+                        .build().start().orTimeout(30, TimeUnit.SECONDS).join()) {
             BoltLoad.Result r = BoltLoad.run(BoltLoad.parse(new String[] {"-n", "50", "-c", "2", "-m", "1",
                     "sofarpc://127.0.0.1:" + gw.port("bolt")}));
             assertThat(r.succeeded()).isZero();

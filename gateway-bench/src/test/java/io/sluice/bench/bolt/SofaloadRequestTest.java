@@ -1,7 +1,7 @@
 package io.sluice.bench.bolt;
 
-import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
+import io.sluice.codec.testing.Bufs;
 import io.sluice.codec.bolt.BoltFrame;
 import io.sluice.codec.bolt.BoltFrameDecoder;
 import io.sluice.codec.bolt.BoltFraming;
@@ -22,7 +22,7 @@ class SofaloadRequestTest {
         EmbeddedChannel ch = new EmbeddedChannel(new BoltFrameDecoder());
         byte[] copy = bytes.clone();
         copy[SofaloadRequest.ID_OFFSET + 3] = 42;
-        ch.writeInbound(Unpooled.wrappedBuffer(copy));
+        ch.writeInbound(Bufs.copied(copy));
         BoltFrame f = ch.readInbound();
         try {
             assertThat(f.framing()).isEqualTo(BoltFraming.V1);

@@ -19,6 +19,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -31,7 +32,7 @@ class HttpLoadIT {
                      List.of(ListenerConfig.http("web", "127.0.0.1", 0, List.of(RouteConfig.to("c")))),
                      List.of(ClusterConfig.of("c", List.of(new HostConfig("127.0.0.1", backend.port(), 1)))),
                      AdminConfig.disabled(), new TransportConfig("auto", 1, 128), Duration.ofSeconds(1)))
-                     .build().start().join()) {
+                     .build().start().orTimeout(30, TimeUnit.SECONDS).join()) {
             HttpLoad.Options o = HttpLoad.parse(new String[] {"-c", "4", "-t", "2", "-d", "1s", "--latency",
                     "-H", "X-Bench: 1", "http://127.0.0.1:" + gw.port("web") + "/"});
             HttpLoad.Result r = HttpLoad.run(o);

@@ -2,8 +2,7 @@ package io.sluice.codec.bolt;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
-import io.netty.buffer.PooledByteBufAllocator;
-import io.netty.buffer.Unpooled;
+import io.sluice.codec.testing.Bufs;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -24,12 +23,12 @@ class BoltCrcTest {
         expected.update(bytes, 5, length);
         int want = (int) expected.getValue();
 
-        ByteBuf heap = Unpooled.wrappedBuffer(bytes);
-        ByteBuf direct = PooledByteBufAllocator.DEFAULT.directBuffer(bytes.length).writeBytes(bytes);
+        ByteBuf heap = Bufs.copied(bytes);
+        ByteBuf direct = Bufs.direct(bytes);
         ByteBuf slice = direct.retainedSlice(3, bytes.length - 3); // a derived buffer, as frames are
-        CompositeByteBuf composite = Unpooled.compositeBuffer()
-                .addComponent(true, Unpooled.directBuffer(7).writeBytes(bytes, 0, 7))
-                .addComponent(true, Unpooled.directBuffer(bytes.length - 7).writeBytes(bytes, 7, bytes.length - 7));
+        CompositeByteBuf composite = Bufs.composite()
+                .addComponent(true, Bufs.direct(7).writeBytes(bytes, 0, 7))
+                .addComponent(true, Bufs.direct(bytes.length - 7).writeBytes(bytes, 7, bytes.length - 7));
         try {
             assertThat(BoltCrc.crc32(heap, 5, length)).isEqualTo(want);
             assertThat(BoltCrc.crc32(direct, 5, length)).isEqualTo(want);

@@ -1,8 +1,8 @@
 package io.sluice.codec.bolt;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.UnpooledByteBufAllocator;
 import io.netty.channel.embedded.EmbeddedChannel;
+import io.sluice.codec.testing.Bufs;
 import org.junit.jupiter.api.Test;
 
 import java.util.LinkedHashMap;
@@ -62,7 +62,7 @@ class BoltFrameTest {
     @Test
     void rewriteWorksOnAHeapCopyAndOnAFrameInsideALargerBuffer() {
         BoltFrame f = decode(V2_CRC_ONEWAY);
-        BoltFrame heap = f.replace(UnpooledByteBufAllocator.DEFAULT.heapBuffer().writeBytes(V2_CRC_ONEWAY));
+        BoltFrame heap = f.replace(Bufs.copied(V2_CRC_ONEWAY));
         heap.rewriteRequestId(1234);
         f.rewriteRequestId(1234);
         assertThat(Wire.bytesOf(heap.content())).isEqualTo(Wire.bytesOf(f.content()));
@@ -71,7 +71,7 @@ class BoltFrameTest {
 
         // two frames in one read: the second frame's slice starts mid-buffer
         EmbeddedChannel ch = new EmbeddedChannel(new BoltFrameDecoder());
-        ByteBuf in = io.netty.buffer.Unpooled.directBuffer();
+        ByteBuf in = Bufs.direct(256);
         in.writeBytes(V1_ONEWAY).writeBytes(V2_CRC_ONEWAY);
         ch.writeInbound(in);
         BoltFrame first = ch.readInbound();
@@ -192,9 +192,9 @@ class BoltFrameTest {
     }
 
     private static BoltFrame request(Map<String, String> headers) {
-        ByteBuf content = UnpooledByteBufAllocator.DEFAULT.heapBuffer().writeBytes(new byte[] {1, 2, 3});
+        ByteBuf content = Bufs.copied(new byte[] {1, 2, 3});
         try {
-            BoltFrame built = BoltFrames.request(UnpooledByteBufAllocator.DEFAULT, BoltFraming.V1, false, 5, 1, 3000,
+            BoltFrame built = BoltFrames.request(Bufs.ALLOC, BoltFraming.V1, false, 5, 1, 3000,
                     BoltProtocol.SOFA_REQUEST_CLASS, headers, content);
             try {
                 return decode(Wire.bytesOf(built.content()));

@@ -1,8 +1,8 @@
 package io.sluice.codec.bolt;
 
 import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.embedded.EmbeddedChannel;
+import io.sluice.codec.testing.Bufs;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -16,7 +16,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class BoltFramesTest {
 
-    private static final ByteBufAllocator ALLOC = PooledByteBufAllocator.DEFAULT;
+    private static final ByteBufAllocator ALLOC = Bufs.ALLOC;
 
     @Test
     void heartbeatsAndAcksMatchTheCapturedBytes() {

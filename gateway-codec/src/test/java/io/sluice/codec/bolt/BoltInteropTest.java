@@ -23,9 +23,8 @@ import com.alipay.remoting.rpc.protocol.RpcRequestCommand;
 import com.alipay.remoting.rpc.protocol.RpcResponseCommand;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.PooledByteBufAllocator;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
+import io.sluice.codec.testing.Bufs;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -46,7 +45,7 @@ import static org.assertj.core.api.Assertions.catchThrowable;
  */
 class BoltInteropTest {
 
-    private static final ByteBufAllocator ALLOC = PooledByteBufAllocator.DEFAULT;
+    private static final ByteBufAllocator ALLOC = Bufs.ALLOC;
     private static final String ADDR = "127.0.0.1:12200";
 
     @BeforeAll
@@ -68,7 +67,7 @@ class BoltInteropTest {
             cmd.setProtocolSwitch(ProtocolSwitch.create(new int[] {ProtocolSwitch.CRC_SWITCH_INDEX}));
         }
         cmd.serialize();
-        ByteBuf header = Unpooled.buffer();
+        ByteBuf header = Bufs.heap(256);
         BoltHeaders.encode(headers, header);
         cmd.setHeader(Wire.bytesOf(header));
         header.release();
@@ -202,7 +201,7 @@ class BoltInteropTest {
             }
         };
         ch.pipeline().addLast(new RpcCodec().newDecoder());
-        ch.writeInbound(Unpooled.wrappedBuffer(wire));
+        ch.writeInbound(Bufs.copied(wire));
         Object decoded = ch.readInbound();
         assertThat((Object) ch.readInbound()).isNull();
         ch.checkException();

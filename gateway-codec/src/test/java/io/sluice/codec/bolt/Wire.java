@@ -1,8 +1,8 @@
 package io.sluice.codec.bolt;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
+import io.sluice.codec.testing.Bufs;
 
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
@@ -56,7 +56,7 @@ final class Wire {
     }
 
     static ByteBuf buf(byte[] bytes, int from, int to) {
-        ByteBuf b = Unpooled.directBuffer(Math.max(1, to - from));
+        ByteBuf b = Bufs.direct(Math.max(1, to - from));
         b.writeBytes(bytes, from, to - from);
         return b;
     }

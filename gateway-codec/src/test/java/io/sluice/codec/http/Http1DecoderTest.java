@@ -1,9 +1,9 @@
 package io.sluice.codec.http;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.util.ReferenceCountUtil;
+import io.sluice.codec.testing.Bufs;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -31,7 +31,7 @@ class Http1DecoderTest {
     }
 
     private static ByteBuf buf(String s) {
-        return Unpooled.copiedBuffer(s, StandardCharsets.ISO_8859_1);
+        return Bufs.copied(s);
     }
 
     private static List<Object> drain(EmbeddedChannel ch) {
@@ -344,7 +344,7 @@ class Http1DecoderTest {
             int pos = 0;
             while (pos < b.length) {
                 int n = 1 + rnd.nextInt(b.length - pos);
-                ch.writeInbound(Unpooled.wrappedBuffer(b, pos, n));
+                ch.writeInbound(Bufs.copied(b, pos, n));
                 pos += n;
             }
             List<Object> msgs = drain(ch);

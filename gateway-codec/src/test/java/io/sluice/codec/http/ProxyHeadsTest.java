@@ -2,8 +2,8 @@ package io.sluice.codec.http;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
+import io.sluice.codec.testing.Bufs;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
@@ -12,15 +12,23 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 class ProxyHeadsTest {
 
-    private static final ByteBufAllocator ALLOC = ByteBufAllocator.DEFAULT;
+    private static final ByteBufAllocator ALLOC = Bufs.ALLOC;
 
     private static HttpHead decode(boolean request, String text) {
         EmbeddedChannel ch = new EmbeddedChannel(request ? Http1Decoder.requests(4096, 8192)
                 : Http1Decoder.responses(4096, 8192));
-        ch.writeInbound(Unpooled.copiedBuffer(text, StandardCharsets.ISO_8859_1));
+        ch.writeInbound(Bufs.copied(text));
         HttpHead h = ch.readInbound();
         ch.finishAndReleaseAll();
         return h;
+    }
+
+    /** The buffer under every slice and leak-aware wrapper. */
+    private static ByteBuf root(ByteBuf b) {
+        while (b.unwrap() != null) {
+            b = b.unwrap();
+        }
+        return b;
     }
 
     private static String text(ByteBuf b) {
@@ -46,7 +54,7 @@ class ProxyHeadsTest {
         HttpHead h = decode(true, head);
         ByteBuf out = ProxyHeads.requestHead(ALLOC, h, null, null, null, false);
         assertThat(out).isNotSameAs(h.raw());
-        assertThat(out.unwrap()).isSameAs(h.raw().unwrap()); // the received bytes, not a copy
+        assertThat(root(out)).isSameAs(root(h.raw())); // the received bytes, not a copy
         assertThat(text(out)).isEqualTo(head);
         assertThat(h.raw().refCnt()).isPositive(); // the caller still owns the head
         assertThat(h.target()).isEqualTo("/a?b");

@@ -13,6 +13,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -29,11 +30,12 @@ class AccessLogIT {
             try (Gateway g = GatewayFixture.start(GatewayFixture.simple(b)
                     .withAccessLog(new AccessLogConfig(true, file.toString(), "json", 1024)))) {
                 port = b.port();
-                client.send(HttpRequest.newBuilder(GatewayFixture.uri(g, "/download?bytes=5000")).build(),
+                client.send(HttpRequest.newBuilder(GatewayFixture.uri(g, "/download?bytes=5000"))
+                        .timeout(Duration.ofSeconds(10)).build(),
                         HttpResponse.BodyHandlers.ofString());
-                client.send(HttpRequest.newBuilder(GatewayFixture.uri(g, "/status/503")).build(),
+                client.send(HttpRequest.newBuilder(GatewayFixture.uri(g, "/status/503")).timeout(Duration.ofSeconds(10)).build(),
                         HttpResponse.BodyHandlers.ofString());
-                client.send(HttpRequest.newBuilder(GatewayFixture.uri(g, "/x?a=1")).build(),
+                client.send(HttpRequest.newBuilder(GatewayFixture.uri(g, "/x?a=1")).timeout(Duration.ofSeconds(10)).build(),
                         HttpResponse.BodyHandlers.ofString());
             } // close drains and flushes the log
             List<String> lines = Files.readAllLines(file);
@@ -57,7 +59,8 @@ class AccessLogIT {
         var config = ConfigLoader.parse(json, "t.json").config();
         assertThat(config.accessLog().enabled()).isTrue();
         try (Gateway g = GatewayFixture.start(config)) {
-            HttpClient.newHttpClient().send(HttpRequest.newBuilder(GatewayFixture.uri(g, "/nothing")).build(),
+            HttpClient.newHttpClient().send(HttpRequest.newBuilder(GatewayFixture.uri(g, "/nothing"))
+                    .timeout(Duration.ofSeconds(10)).build(),
                     HttpResponse.BodyHandlers.ofString());
         }
         List<String> lines = Files.readAllLines(file);

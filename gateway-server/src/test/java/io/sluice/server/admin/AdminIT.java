@@ -8,10 +8,11 @@ import io.sluice.server.testing.TestBackend;
 import org.junit.jupiter.api.Test;
 
 import java.net.URI;
-import java.util.List;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -22,14 +23,16 @@ class AdminIT {
 
     private HttpResponse<String> admin(Gateway g, String path) throws Exception {
         URI uri = URI.create("http://127.0.0.1:" + g.adminAddress().getPort() + path);
-        return client.send(HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.ofString());
+        return client.send(HttpRequest.newBuilder(uri)
+                .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
     }
 
     @Test
     void servesMetricsReadinessAndClusterState() throws Exception {
         try (TestBackend b = TestBackend.start();
              Gateway g = GatewayFixture.start(GatewayFixture.simple(b).withAdmin(new AdminConfig(true, "127.0.0.1", 0)))) {
-            client.send(HttpRequest.newBuilder(GatewayFixture.uri(g, "/x")).build(), HttpResponse.BodyHandlers.ofString());
+            client.send(HttpRequest.newBuilder(GatewayFixture.uri(g, "/x"))
+                    .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
 
             HttpResponse<String> metrics = admin(g, "/metrics");
             assertThat(metrics.statusCode()).isEqualTo(200);
@@ -47,14 +50,16 @@ class AdminIT {
 
             assertThat(admin(g, "/nope").statusCode()).isEqualTo(404);
             assertThat(client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + g.adminAddress().getPort() + "/ready"))
-                    .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString()).statusCode())
+                    .POST(HttpRequest.BodyPublishers.noBody())
+                    .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString()).statusCode())
                     .isEqualTo(405);
 
             assertThat(admin(g, "/healthz").body()).isEqualTo("ok\n");
             assertThat(admin(g, "/config").body()).contains("\"name\" : \"web\"");
             // configured in code: nothing to reload from
             HttpResponse<String> reload = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-                    + g.adminAddress().getPort() + "/reload")).POST(HttpRequest.BodyPublishers.noBody()).build(),
+                    + g.adminAddress().getPort() + "/reload")).POST(HttpRequest.BodyPublishers.noBody())
+                            .timeout(Duration.ofSeconds(10)).build(),
                     HttpResponse.BodyHandlers.ofString());
             assertThat(reload.statusCode()).isEqualTo(409);
             assertThat(reload.body()).contains("Gateway.reload");

@@ -1,9 +1,9 @@
 package io.sluice.server.bolt;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufUtil;
-import io.netty.buffer.Unpooled;
-import io.netty.buffer.UnpooledByteBufAllocator;
+import io.sluice.codec.testing.Bufs;
 import io.sluice.codec.bolt.BoltFrame;
 import io.sluice.codec.bolt.BoltFrames;
 import io.sluice.codec.bolt.BoltFraming;
@@ -19,7 +19,7 @@ import java.util.Map;
 /** A blocking raw-socket Bolt peer for tests: writes hand-built frames, reads responses field by field. */
 final class RawBolt implements AutoCloseable {
 
-    private static final UnpooledByteBufAllocator ALLOC = new UnpooledByteBufAllocator(false);
+    private static final ByteBufAllocator ALLOC = Bufs.ALLOC;
 
     private final Socket socket;
     private final DataInputStream in;
@@ -44,15 +44,23 @@ final class RawBolt implements AutoCloseable {
     /** The bytes of a request whose content is a Hessian2 compact string (at most 31 ASCII chars). */
     static byte[] stringRequest(BoltFraming framing, int id, String className, Map<String, String> headers, String body) {
         byte[] ascii = body.getBytes(StandardCharsets.US_ASCII);
-        ByteBuf content = Unpooled.buffer().writeByte(ascii.length).writeBytes(ascii);
-        return bytes(BoltFrames.request(ALLOC, framing, false, id, 1, 5000, className, headers, content));
+        ByteBuf content = Bufs.heap(1 + ascii.length).writeByte(ascii.length).writeBytes(ascii);
+        try {
+            return bytes(BoltFrames.request(ALLOC, framing, false, id, 1, 5000, className, headers, content));
+        } finally {
+            content.release(); // copied by request(), not taken
+        }
     }
 
     /** A request whose content is a Hessian2 string of up to 65535 ASCII chars ({@code 'S' len16 bytes}). */
     static byte[] longStringRequest(BoltFraming framing, int id, String body) {
         byte[] ascii = body.getBytes(StandardCharsets.US_ASCII);
-        ByteBuf content = Unpooled.buffer().writeByte('S').writeShort(ascii.length).writeBytes(ascii);
-        return bytes(BoltFrames.request(ALLOC, framing, false, id, 1, 30_000, "java.lang.String", Map.of(), content));
+        ByteBuf content = Bufs.heap(3 + ascii.length).writeByte('S').writeShort(ascii.length).writeBytes(ascii);
+        try {
+            return bytes(BoltFrames.request(ALLOC, framing, false, id, 1, 30_000, "java.lang.String", Map.of(), content));
+        } finally {
+            content.release();
+        }
     }
 
     static byte[] heartbeat(BoltFraming framing, int id) {

@@ -51,7 +51,8 @@ class HealthCheckIT {
             await().atMost(Duration.ofSeconds(10)).until(() -> health(g, "c", 1) == HealthStatus.UNHEALTHY);
             HttpClient client = HttpClient.newHttpClient();
             for (int i = 0; i < 20; i++) {
-                HttpResponse<String> r = client.send(HttpRequest.newBuilder(GatewayFixture.uri(g, "/x")).build(),
+                HttpResponse<String> r = client.send(HttpRequest.newBuilder(GatewayFixture.uri(g, "/x"))
+                        .timeout(Duration.ofSeconds(10)).build(),
                         HttpResponse.BodyHandlers.ofString());
                 assertThat(r.statusCode()).isEqualTo(200);
                 assertThat(r.body()).isEqualTo("ok from " + a.port());

@@ -33,7 +33,8 @@ class SlowStartIT {
     private Map<String, Integer> count(Gateway g, int n) throws Exception {
         Map<String, Integer> counts = new HashMap<>();
         for (int i = 0; i < n; i++) {
-            HttpResponse<String> r = client.send(HttpRequest.newBuilder(GatewayFixture.uri(g, "/x")).build(),
+            HttpResponse<String> r = client.send(HttpRequest.newBuilder(GatewayFixture.uri(g, "/x"))
+                    .timeout(Duration.ofSeconds(10)).build(),
                     HttpResponse.BodyHandlers.ofString());
             assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
             counts.merge(r.body(), 1, Integer::sum);

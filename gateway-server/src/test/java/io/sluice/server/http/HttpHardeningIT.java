@@ -60,7 +60,7 @@ class HttpHardeningIT {
                 }
                 """.formatted(backend.port(), ssh.port());
         gw = Gateway.builder().config(ConfigLoader.parse(json, "HttpHardeningIT").config())
-                .random(new SplittableRandom(7)).build().start().join();
+                .random(new SplittableRandom(7)).build().start().orTimeout(30, TimeUnit.SECONDS).join();
     }
 
     @AfterAll

@@ -29,6 +29,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 
 import static io.sluice.server.testing.GatewayFixture.uri;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -118,7 +119,8 @@ class HttpProxyIT {
             payload[i] = TestBackend.pattern(i);
         }
         HttpRequest req = HttpRequest.newBuilder(uri(gw, "/echo"))
-                .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(payload))).build();
+                .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(payload)))
+                .timeout(Duration.ofSeconds(10)).build();
         HttpResponse<byte[]> r = client.send(req, HttpResponse.BodyHandlers.ofByteArray());
         assertThat(r.statusCode()).isEqualTo(200);
         assertThat(r.headers().firstValue("x-request-chunked")).contains("true");
@@ -127,9 +129,35 @@ class HttpProxyIT {
     }
 
     @Test
-    void unknownPathGets404FromTheRouterOnAnotherListenerTable() throws Exception {
-        // the simple table routes everything; a host-specific table is covered by RouteTableTest
-        assertThat(get("/status/404").statusCode()).isEqualTo(404);
+    void aBackendsOwn404IsPassedThrough() throws Exception {
+        // the suite's table routes everything: this 404 is the backend's (empty body), not the router's
+        HttpResponse<String> r = get("/status/404");
+        assertThat(r.statusCode()).isEqualTo(404);
+        assertThat(r.body()).isEmpty();
+    }
+
+    @Test
+    void aRequestNoRouteMatchesGetsTheGatewaysOwn404AndNoBackendIsAsked() throws Exception {
+        try (TestBackend only = TestBackend.start()) {
+            GatewayConfig base = GatewayFixture.simple(only);
+            ListenerConfig web = base.listeners().get(0);
+            try (Gateway g = GatewayFixture.start(base.withListeners(List.of(web.withRoutes(List.of(
+                    new RouteConfig("api", RouteMatch.pathPrefix("/api/"), "c", null, Duration.ofSeconds(10)))))))) {
+                HttpResponse<String> r = client.send(HttpRequest.newBuilder(uri(g, "/elsewhere?x=1"))
+                        .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+                assertThat(r.statusCode()).isEqualTo(404);
+                assertThat(r.body()).contains("no route for GET /elsewhere on host 127.0.0.1:" + g.port("web"));
+                assertThat(only.requests()).as("requests the backend got").isZero();
+                double noRoute = g.meterRegistry().find("sluice.requests").tags("listener", "web", "outcome", "no_route")
+                        .counters().stream().mapToDouble(io.micrometer.core.instrument.Counter::count).sum();
+                assertThat(noRoute).isEqualTo(1);
+
+                // the route that does match reaches the backend
+                assertThat(client.send(HttpRequest.newBuilder(uri(g, "/api/x")).timeout(Duration.ofSeconds(10)).build(),
+                        HttpResponse.BodyHandlers.ofString()).body()).isEqualTo("ok from " + only.port());
+                assertThat(only.requests()).isEqualTo(1);
+            }
+        }
     }
 
     @Test
@@ -204,7 +232,8 @@ class HttpProxyIT {
         gone.close();
         try (Gateway g = GatewayFixture.start(GatewayFixture.simple(
                 List.of(new io.sluice.core.config.HostConfig("127.0.0.1", port, 1)), HttpOptions.defaults()))) {
-            HttpResponse<String> r = client.send(HttpRequest.newBuilder(uri(g, "/")).build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> r = client.send(HttpRequest.newBuilder(uri(g, "/"))
+                    .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
             assertThat(r.statusCode()).isEqualTo(502);
             assertThat(r.body()).contains("cannot connect to 127.0.0.1:" + port);
         }
@@ -310,7 +339,8 @@ class HttpProxyIT {
         // chunked: discovered while streaming
         byte[] big = new byte[1_500_000];
         HttpRequest req = HttpRequest.newBuilder(uri(gw, "/count"))
-                .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(big))).build();
+                .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(big)))
+                .timeout(Duration.ofSeconds(10)).build();
         try {
             assertThat(client.send(req, HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(413);
         } catch (java.io.IOException closedWhileSending) {
@@ -336,14 +366,16 @@ class HttpProxyIT {
         ClusterConfig noPanic = c.toBuilder().panicThreshold(0).build();
         try (Gateway g = GatewayFixture.start(base.withClusters(List.of(noPanic)))) {
             g.cluster("c").hosts().get(0).health(HealthStatus.UNHEALTHY);
-            HttpResponse<String> r = client.send(HttpRequest.newBuilder(uri(g, "/")).build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> r = client.send(HttpRequest.newBuilder(uri(g, "/"))
+                    .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
             assertThat(r.statusCode()).isEqualTo(503);
             assertThat(r.body()).contains("no healthy host in cluster c");
         }
         try (Gateway g = GatewayFixture.start(base)) {
             // default panic threshold 50%: with no available host the balancer uses all hosts
             g.cluster("c").hosts().get(0).health(HealthStatus.UNHEALTHY);
-            HttpResponse<String> r = client.send(HttpRequest.newBuilder(uri(g, "/")).build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> r = client.send(HttpRequest.newBuilder(uri(g, "/"))
+                    .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
             assertThat(r.statusCode()).isEqualTo(200);
         } finally {
             only.close();
@@ -361,7 +393,8 @@ class HttpProxyIT {
                     for (int i = 0; i < 25; i++) {
                         byte[] body = ("client payload " + i).getBytes();
                         HttpResponse<String> r = client.send(HttpRequest.newBuilder(uri(gw, "/count"))
-                                .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build(), HttpResponse.BodyHandlers.ofString());
+                                .POST(HttpRequest.BodyPublishers.ofByteArray(body))
+                                .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
                         if (r.statusCode() == 200 && r.body().startsWith("bytes=" + body.length + " ")) {
                             ok++;
                         }
@@ -371,7 +404,7 @@ class HttpProxyIT {
             }
             int total = 0;
             for (Future<Integer> f : results) {
-                total += f.get();
+                total += f.get(60, TimeUnit.SECONDS);
             }
             assertThat(total).isEqualTo(16 * 25);
         } finally {
@@ -383,15 +416,18 @@ class HttpProxyIT {
     void staleParkedConnectionIsRetriedOnceForIdempotentRequestsOnly() throws Exception {
         TestBackend only = TestBackend.start();
         try (Gateway g = GatewayFixture.start(GatewayFixture.simple(only))) {
-            HttpResponse<String> first = client.send(HttpRequest.newBuilder(uri(g, "/flaky")).build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> first = client.send(HttpRequest.newBuilder(uri(g, "/flaky"))
+                    .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
             assertThat(first.statusCode()).isEqualTo(200);
             // the parked connection dies when reused: a GET is retried on a fresh connection
-            HttpResponse<String> second = client.send(HttpRequest.newBuilder(uri(g, "/flaky")).build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> second = client.send(HttpRequest.newBuilder(uri(g, "/flaky"))
+                    .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
             assertThat(second.statusCode()).isEqualTo(200);
             assertThat(only.connections()).isEqualTo(2);
             // a POST with a body is not replayed
             HttpResponse<String> post = client.send(HttpRequest.newBuilder(uri(g, "/flaky"))
-                    .POST(HttpRequest.BodyPublishers.ofString("x")).build(), HttpResponse.BodyHandlers.ofString());
+                    .POST(HttpRequest.BodyPublishers.ofString("x"))
+                    .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
             assertThat(post.statusCode()).isEqualTo(502);
         } finally {
             only.close();
@@ -401,8 +437,9 @@ class HttpProxyIT {
     @Test
     void clientVanishingMidResponseFreesTheExchange() throws Exception {
         CompletableFuture<HttpResponse<InputStream>> f = client.sendAsync(
-                HttpRequest.newBuilder(uri(gw, "/download?bytes=20000000")).build(), HttpResponse.BodyHandlers.ofInputStream());
-        InputStream in = f.get().body();
+                HttpRequest.newBuilder(uri(gw, "/download?bytes=20000000"))
+                        .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofInputStream());
+        InputStream in = f.get(30, TimeUnit.SECONDS).body();
         in.readNBytes(100_000);
         in.close();
         org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> gw.activeRequests() == 0);

@@ -13,6 +13,7 @@ import java.io.InputStream;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.zip.CRC32;
 
 import static io.sluice.server.testing.GatewayFixture.uri;
@@ -79,7 +80,7 @@ class LargeBodyIT {
         };
         HttpResponse<String> r = client.send(HttpRequest.newBuilder(uri(gw, "/count"))
                 .POST(HttpRequest.BodyPublishers.fromPublisher(HttpRequest.BodyPublishers.ofInputStream(() -> body), SIZE))
-                .build(), HttpResponse.BodyHandlers.ofString());
+                .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
         assertThat(r.statusCode()).isEqualTo(200);
         assertThat(r.body()).isEqualTo("bytes=" + SIZE + " crc=" + crc.getValue());
         assertThat(peak[0]).as("direct memory in use while uploading").isLessThan(BOUND);
@@ -87,7 +88,8 @@ class LargeBodyIT {
 
     @Test
     void downloadOf50MiBIsStreamedAndAStalledReaderStopsTheUpstream() throws Exception {
-        HttpResponse<InputStream> r = client.send(HttpRequest.newBuilder(uri(gw, "/download?bytes=" + SIZE)).build(),
+        HttpResponse<InputStream> r = client.send(HttpRequest.newBuilder(uri(gw, "/download?bytes=" + SIZE))
+                .timeout(Duration.ofSeconds(10)).build(),
                 HttpResponse.BodyHandlers.ofInputStream());
         assertThat(r.statusCode()).isEqualTo(200);
         assertThat(r.headers().firstValueAsLong("content-length")).hasValue(SIZE);

@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
 
 /** Builds small gateways on free loopback ports for integration tests. */
 public final class GatewayFixture {
@@ -44,7 +45,8 @@ public final class GatewayFixture {
     }
 
     public static Gateway start(GatewayConfig config) {
-        return Gateway.builder().config(config).random(new SplittableRandom(7)).build().start().join();
+        return Gateway.builder().config(config).random(new SplittableRandom(7))
+                .build().start().orTimeout(30, TimeUnit.SECONDS).join();
     }
 
     public static URI uri(Gateway gw, String path) {
