@@ -1,5 +1,6 @@
 package io.sluice.server;
 
+import io.sluice.codec.testing.Bufs;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.sluice.codec.bolt.BoltFrames;
@@ -14,7 +15,7 @@ import io.sluice.core.config.RouteConfig;
 import io.sluice.core.config.TransportConfig;
 import io.sluice.server.testing.TestBackend;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.UnpooledByteBufAllocator;
+import io.netty.buffer.ByteBufAllocator;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -152,7 +153,7 @@ class ConnectionLimitIT {
 
     @Test
     void boltAndAutoListenersShareTheAcceptPathAndItsLimit() throws Exception {
-        UnpooledByteBufAllocator alloc = new UnpooledByteBufAllocator(false);
+        ByteBufAllocator alloc = Bufs.ALLOC;
         Socket first = connect(null, "bolt");
         ByteBuf hb = BoltFrames.heartbeat(alloc, BoltFraming.V1, 7).takeBytes();
         byte[] bytes = new byte[hb.readableBytes()];

@@ -1,5 +1,6 @@
 package io.sluice.server;
 
+import io.sluice.server.testing.GatewayProcess;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -10,6 +11,7 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -20,22 +22,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class JarCliIT {
 
-    private static final Path JAR = Path.of("target", "sluice.jar");
-
     private record Run(int exit, String output) {
     }
 
     private static Run run(String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx256m", "-jar", JAR.toString()));
-        cmd.addAll(List.of(args));
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        try {
-            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            assertThat(p.waitFor(60, TimeUnit.SECONDS)).as(out).isTrue();
-            return new Run(p.exitValue(), out);
-        } finally {
-            p.destroyForcibly();
+        try (GatewayProcess p = GatewayProcess.start(args)) {
+            int exit = p.awaitExit(Duration.ofSeconds(60));
+            return new Run(exit, p.output());
         }
     }
 

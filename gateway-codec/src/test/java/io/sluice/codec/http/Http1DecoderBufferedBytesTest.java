@@ -1,6 +1,6 @@
 package io.sluice.codec.http;
 
-import io.netty.buffer.Unpooled;
+import io.sluice.codec.testing.Bufs;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.embedded.EmbeddedChannel;
@@ -43,7 +43,7 @@ class Http1DecoderBufferedBytesTest {
         AtResponseEnd probe = new AtResponseEnd(decoder);
         EmbeddedChannel ch = new EmbeddedChannel(decoder, probe);
         for (String r : reads) {
-            ch.writeInbound(Unpooled.copiedBuffer(r, StandardCharsets.ISO_8859_1));
+            ch.writeInbound(Bufs.copied(r));
         }
         assertThat(ch.finishAndReleaseAll()).isFalse();
         return probe.seen;

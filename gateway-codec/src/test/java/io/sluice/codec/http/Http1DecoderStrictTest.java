@@ -1,7 +1,7 @@
 package io.sluice.codec.http;
 
+import io.sluice.codec.testing.Bufs;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.util.ReferenceCountUtil;
 import org.junit.jupiter.api.Test;
@@ -32,7 +32,7 @@ class Http1DecoderStrictTest {
     }
 
     private static ByteBuf buf(String s) {
-        return Unpooled.copiedBuffer(s, StandardCharsets.ISO_8859_1);
+        return Bufs.copied(s);
     }
 
     private static String unescape(String s) {
@@ -328,7 +328,7 @@ class Http1DecoderStrictTest {
             rnd.nextBytes(b);
             EmbeddedChannel ch = requests();
             for (int off = 0; off < b.length; off += 512) { // as a client writes them: in pieces
-                ch.writeInbound(Unpooled.wrappedBuffer(b, off, 512));
+                ch.writeInbound(Bufs.copied(b, off, 512));
             }
             List<Object> msgs = drain(ch);
             if (msgs.size() == 1 && msgs.get(0) instanceof HttpDecodeError e && e.status() == 400) {

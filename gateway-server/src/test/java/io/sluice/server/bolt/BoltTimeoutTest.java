@@ -1,8 +1,9 @@
 package io.sluice.server.bolt;
 
+import io.sluice.codec.testing.Bufs;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.UnpooledByteBufAllocator;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.EventLoop;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.util.ReferenceCountUtil;
@@ -47,7 +48,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class BoltTimeoutTest {
 
     static final Duration CAP = Duration.ofMillis(300);
-    static final UnpooledByteBufAllocator ALLOC = new UnpooledByteBufAllocator(false);
+    static final ByteBufAllocator ALLOC = Bufs.ALLOC;
 
     final ManualScheduler clock = new ManualScheduler(5_000_000_000L);
     final EmbeddedUpstreams upstreams = new EmbeddedUpstreams();

@@ -1,7 +1,7 @@
 package io.sluice.server.http;
 
+import io.sluice.codec.testing.Bufs;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.ConnectTimeoutException;
 import io.netty.channel.EventLoop;
 import io.netty.channel.embedded.EmbeddedChannel;
@@ -76,7 +76,7 @@ class HttpProxyTimeoutTest {
     }
 
     private void send(String s) {
-        client.writeInbound(Unpooled.copiedBuffer(s, StandardCharsets.US_ASCII));
+        client.writeInbound(Bufs.copied(s));
         client.runPendingTasks(); // connects and flushes queued on the loop
     }
 
@@ -136,7 +136,7 @@ class HttpProxyTimeoutTest {
     void aSecondRequestOnTheConnectionGetsItsOwnFullResponseTimeout() throws Exception {
         connectClient();
         send(GET);
-        upstreams.last().writeInbound(Unpooled.copiedBuffer(OK, StandardCharsets.US_ASCII));
+        upstreams.last().writeInbound(Bufs.copied(OK));
         client.runPendingTasks();
         assertThat(drainText(client)).startsWith("HTTP/1.1 200 ");
         drainText(upstreams.last());
@@ -208,7 +208,7 @@ class HttpProxyTimeoutTest {
     void anIdleKeepAliveConnectionClosesExactlyAtTheIdleTimeout() throws Exception {
         connectClient();
         send(GET);
-        upstreams.last().writeInbound(Unpooled.copiedBuffer(OK, StandardCharsets.US_ASCII));
+        upstreams.last().writeInbound(Bufs.copied(OK));
         client.runPendingTasks();
         assertThat(drainText(client)).startsWith("HTTP/1.1 200 ");
 
@@ -280,7 +280,7 @@ class HttpProxyTimeoutTest {
         send(SLOW_POST);
         EmbeddedChannel up = upstreams.last();
         drainText(up);
-        up.writeInbound(Unpooled.copiedBuffer("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhe", StandardCharsets.US_ASCII));
+        up.writeInbound(Bufs.copied("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhe"));
         client.runPendingTasks();
         assertThat(drainText(client)).startsWith("HTTP/1.1 200 ");
 
@@ -318,7 +318,7 @@ class HttpProxyTimeoutTest {
         send(GET);
         EmbeddedChannel up = upstreams.last();
         drainText(up);
-        up.writeInbound(Unpooled.copiedBuffer("HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\nxxxx", StandardCharsets.US_ASCII));
+        up.writeInbound(Bufs.copied("HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\nxxxx"));
         client.runPendingTasks();
         assertThat(drainText(client)).startsWith("HTTP/1.1 200 ");
         writable(client, false); // the client stops reading
@@ -339,7 +339,7 @@ class HttpProxyTimeoutTest {
         send(GET);
         EmbeddedChannel up = upstreams.last();
         drainText(up);
-        up.writeInbound(Unpooled.copiedBuffer("HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\nxxxx", StandardCharsets.US_ASCII));
+        up.writeInbound(Bufs.copied("HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\nxxxx"));
         client.runPendingTasks();
         drainText(client);
         writable(client, false);
@@ -380,7 +380,7 @@ class HttpProxyTimeoutTest {
         drain();
         advanceNanos(GRACE.toNanos() - 1);
         send(GET);
-        upstreams.last().writeInbound(Unpooled.copiedBuffer(OK, StandardCharsets.US_ASCII));
+        upstreams.last().writeInbound(Bufs.copied(OK));
         client.runPendingTasks();
         assertThat(drainText(client)).startsWith("HTTP/1.1 200 ").containsIgnoringCase("connection: close").endsWith("ok");
         assertThat(client.isOpen()).isFalse();
@@ -394,7 +394,7 @@ class HttpProxyTimeoutTest {
         drain();
         advance(GRACE.plusMillis(50)); // past the grace, which is for idle connections: this one is busy
         assertThat(client.isOpen()).isTrue();
-        upstreams.last().writeInbound(Unpooled.copiedBuffer(OK, StandardCharsets.US_ASCII));
+        upstreams.last().writeInbound(Bufs.copied(OK));
         client.runPendingTasks();
         assertThat(drainText(client)).startsWith("HTTP/1.1 200 ").containsIgnoringCase("connection: close");
         assertThat(client.isOpen()).isFalse();
