@@ -27,12 +27,12 @@
 # on PATH (else the Java bolt-load, which shares CPU 1 with the backend and measures itself as much
 # as the proxy), mosn when on PATH or given by MOSN=/path (never built or shipped by this repo).
 # Ports: 12200 (gateway), 12201 (backend), 29902 (gateway admin), 12202/29903 (gateway-uring and its
-# admin), 31301/31303 (MOSN), 31311
+# admin), 12203/29906 (gateway-base: another jar given with --base-jar, for an A/B of two builds in one run), 31301/31303 (MOSN), 31311
 # (HAProxy), 12210/12211/31321/31331/31341 (sidecar pairs). Everything binds 127.0.0.1. Bounded in
 # time; everything started here is stopped by PID on exit.
 #
-# usage: bolt-peers.sh [--out DIR] [--reps N] [-D SECS] [--scenarios "max max500 rate2000"] [--targets "gateway gateway-uring mosn haproxy-l4"]
-#                      [--warm SECS] [--sidecar] [--syscalls] [--gateway-jar JAR] [--quick] [--quiet-wait S] [--max-foreign PCT] [--retries N]
+# usage: bolt-peers.sh [--out DIR] [--reps N] [-D SECS] [--scenarios "max max500 rate2000"] [--targets "gateway gateway-uring gateway-base mosn haproxy-l4"]
+#                      [--warm SECS] [--sidecar] [--syscalls] [--gateway-jar JAR] [--base-jar JAR] [--quick] [--quiet-wait S] [--max-foreign PCT] [--retries N]
 #                      [--backend-pool] [--proxy-cpu CPUS]
 # --proxy-cpu puts the proxies on other CPUs than 0 (taskset list: "1" shares the load generator's and
 # the backend's CPU, "0,1" leaves them unpinned); CPU accounting is per process and unaffected.
@@ -78,6 +78,7 @@ while [ $# -gt 0 ]; do
     --backend-pool) BACKEND_ARGS=; shift;;
     --proxy-cpu) PROXY_CPU=$2; shift 2;;
     --gateway-jar) GW_JAR=$(realpath "$2"); shift 2;;
+    --base-jar) BASE_JAR=$(realpath "$2"); shift 2;;
     --quick) REPS=1; D=3; WARM=5; QUIET_WAIT=0; shift;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0;;
     *) echo "unknown option $1" >&2; exit 2;;
@@ -109,7 +110,10 @@ MOSN_BIN=${MOSN:-$(command -v mosn || true)}
 if [ -z "$MOSN_BIN" ]; then log "mosn not on PATH (set MOSN=/path): MOSN left out"; TARGETS=${TARGETS//mosn/}; fi
 if ! command -v haproxy >/dev/null; then log "haproxy not installed (apt-get install -y haproxy): HAProxy left out"; TARGETS=${TARGETS//haproxy-l4/}; fi
 
-for p in 12200 12201 12202 29902 29903 31301 31303 31311; do port_busy $p && { echo "port $p in use" >&2; exit 1; }; done
+if [[ " $TARGETS " == *" gateway-base "* ]] && [ ! -f "${BASE_JAR:-}" ]; then
+  echo "target gateway-base needs --base-jar JAR (the build to compare the gateway with)" >&2; exit 2
+fi
+for p in 12200 12201 12202 12203 29902 29903 29906 31301 31303 31311; do port_busy $p && { echo "port $p in use" >&2; exit 1; }; done
 
 
 # ---- configs -----------------------------------------------------------------------------------
@@ -172,6 +176,10 @@ if has gateway-uring; then
   gw_config "$RUN/gw-uring.json" 12202 12201 29903 io_uring
   start gateway-uring "$PROXY_CPU" java $GW_JAVA_OPTS -jar "$GW_JAR" -c "$RUN/gw-uring.json"
 fi
+if has gateway-base; then
+  gw_config "$RUN/gw-base.json" 12203 12201 29906
+  start gateway-base "$PROXY_CPU" java $GW_JAVA_OPTS -jar "$BASE_JAR" -c "$RUN/gw-base.json"
+fi
 if has mosn; then
   mkdir -p "$RUN/mosn/conf" "$RUN/mosn/logs"
   mosn_config "$RUN/mosn/conf/mosn.json" 31301 12201 31303 "$RUN/mosn/logs"
@@ -194,7 +202,7 @@ if [[ " $SCENARIOS " == *" sidecar "* ]]; then
     done
   fi
 fi
-port_of() { case $1 in direct) echo 12201;; gateway) echo 12200;; gateway-uring) echo 12202;; mosn) echo 31301;; haproxy-l4) echo 31311;;
+port_of() { case $1 in direct) echo 12201;; gateway) echo 12200;; gateway-uring) echo 12202;; gateway-base) echo 12203;; mosn) echo 31301;; haproxy-l4) echo 31311;;
                         gateway-pair) echo 12210;; mosn-pair) echo 31321;; esac; }
 pids_of() { case $1 in direct) echo "";; gateway-pair) echo "${PID_OF[gateway-a]} ${PID_OF[gateway-b]}";;
                        mosn-pair) echo "${PID_OF[mosn-a]:-} ${PID_OF[mosn-b]:-}";; *) echo "${PID_OF[$1]:-}";; esac; }
@@ -314,6 +322,7 @@ fi
   echo "host: $(nproc) CPUs, $(awk -F: '/model name/ {print $2; exit}' /proc/cpuinfo | sed 's/^ *//'), kernel $(uname -r)"
   echo "load generator: $LOADER"
   echo "gateway: $GW_JAR (sha256 $(sha256sum "$GW_JAR" | cut -c1-12), modified $(date -u -r "$GW_JAR" +%FT%TZ); worktree HEAD $(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null)), java $GW_JAVA_OPTS, $(java -version 2>&1 | head -1)"
+  [[ " $TARGETS " == *" gateway-base "* ]] && echo "gateway-base: $BASE_JAR (sha256 $(sha256sum "$BASE_JAR" | cut -c1-12))"
   [ -n "$MOSN_BIN" ] && echo "mosn: $MOSN_BIN ($(timeout 5 "$MOSN_BIN" --version 2>/dev/null | grep -i 'version' | head -1 || true)), GOMAXPROCS=1"
   command -v haproxy >/dev/null && echo "haproxy: $(haproxy -v 2>/dev/null | head -1), mode tcp, nbthread 1"
   echo "backend: bolt RpcServer (benchmarks.jar bolt-server $BACKEND_ARGS; $( [ -n "$BACKEND_ARGS" ] && echo "answers on its I/O threads" || echo "answers on bolt's business thread pool")) on CPU 1; proxies on CPU $PROXY_CPU"

@@ -23,6 +23,8 @@
 # Needs the jars (./mvnw -B -q -pl gateway-bench -am package -DskipTests). Installs Debian's wrk, ab
 # (apache2-utils), nginx and HAProxy when missing and apt-get works; leaves out what it cannot find.
 # Targets: gateway (epoll), nginx, haproxy, and on request gateway-uring (the same jar on the io_uring
+# transport) and gateway-base (another jar, given with --base-jar, on epoll: an A/B of two builds in one
+# interleaved run, e.g. the last release against the working tree)
 # transport).
 # Ports: 18080-18084 (backends), 29080/29081 (gateway epoll/io_uring), 29901/29904 (their admin), 28080
 # (nginx), 28081 (HAProxy); sidecar pairs: 29180/29190 (gateways, admin 29911/29912), 28180/28190
@@ -40,7 +42,8 @@
 # same connections, so per-connection timers and periodic work have run (warm_long in
 # lib/bench-common.sh: their first firing in a measured run showed up in the gateway's p99).
 # usage: http-peers.sh [--out DIR] [--reps N] [-D SECS] [--warm SECS] [--warm-long SECS] [--scenarios "percore rate2000 churn scaleout sidecar"]
-#                      [--targets "gateway gateway-uring nginx haproxy"] [--churn-n N] [--gateway-jar JAR] [--quick]
+#                      [--targets "gateway gateway-uring gateway-base nginx haproxy"] [--churn-n N] [--gateway-jar JAR]
+#                      [--base-jar JAR] [--quick]
 #                      [--quiet-wait S] [--max-foreign PCT] [--gw-pool JSON]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -70,6 +73,7 @@ while [ $# -gt 0 ]; do
     --targets) TARGETS=${2//direct/}; shift 2;;
     --churn-n) CHURN_N=$2; shift 2;;
     --gateway-jar) GW_JAR=$(realpath "$2"); shift 2;;
+    --base-jar) BASE_JAR=$(realpath "$2"); shift 2;;
     --quiet-wait) QUIET_WAIT=$2; shift 2;;
     --max-foreign) MAX_FOREIGN=$2; shift 2;;
     --gw-pool) GW_POOL=$2; shift 2;;
@@ -96,13 +100,16 @@ need_pkg() { # command package
   fi
   command -v "$1" >/dev/null
 }
+if [[ " $TARGETS " == *" gateway-base "* ]] && [ ! -f "${BASE_JAR:-}" ]; then
+  echo "target gateway-base needs --base-jar JAR (the build to compare the gateway with)" >&2; exit 2
+fi
 need_pkg nginx nginx-light || { echo "nginx is needed for the backends (apt-get install -y nginx-light)" >&2; exit 1; }
 need_pkg wrk wrk || log "wrk not available: percore/scaleout use the Java http-load"
 need_pkg ab apache2-utils || { log "ab not available: churn left out"; SCENARIOS=${SCENARIOS//churn/}; }
 need_pkg haproxy haproxy || { log "haproxy not available: HAProxy left out"; TARGETS=${TARGETS//haproxy/}; }
 [ -f "$GW_JAR" ] && [ -f "$BENCH" ] || { echo "build first: ./mvnw -B -q -pl gateway-bench -am package -DskipTests" >&2; exit 1; }
 
-for p in 18080 18081 18082 18083 18084 29080 29081 29901 29904 28080 28081 29180 29190 29911 29912 28180 28190 28181 28191; do port_busy $p && { echo "port $p in use" >&2; exit 1; }; done
+for p in 18080 18081 18082 18083 18084 29080 29081 29082 29901 29904 29905 28080 28081 29180 29190 29911 29912 28180 28190 28181 28191; do port_busy $p && { echo "port $p in use" >&2; exit 1; }; done
 
 trap cleanup EXIT
 stop() { local p=${PID_OF[$1]:-}; [ -n "$p" ] || return 0; kill -TERM -- "-$p" 2>/dev/null || true
@@ -195,7 +202,7 @@ backend be
 $srv
 EOF
 }
-port_of() { case $1 in direct) echo 18080;; gateway) echo 29080;; gateway-uring) echo 29081;; nginx) echo 28080;; haproxy) echo 28081;;
+port_of() { case $1 in direct) echo 18080;; gateway) echo 29080;; gateway-uring) echo 29081;; gateway-base) echo 29082;; nginx) echo 28080;; haproxy) echo 28081;;
                        gateway-pair) echo 29180;; nginx-pair) echo 28180;; haproxy-pair) echo 28181;; esac; }
 
 # ---- sidecar pairs: client -> A -> B -> backend 18080, both on CPU 0 -----------------------------
@@ -230,11 +237,15 @@ start_proxies() { # backends cpu workers
     gw_config "$1" "$3" "$RUN/gw-uring.json" 29081 29904 io_uring
     start gateway-uring "$2" java $GW_JAVA_OPTS -jar "$GW_JAR" -c "$RUN/gw-uring.json"
   fi
+  if has gateway-base; then
+    gw_config "$1" "$3" "$RUN/gw-base.json" 29082 29905 auto
+    start gateway-base "$2" java $GW_JAVA_OPTS -jar "$BASE_JAR" -c "$RUN/gw-base.json"
+  fi
   if has nginx; then nginx_config "$1" "$3"; start nginx "$2" nginx -c "$RUN/nginx.conf" -p "$RUN"; fi
   if has haproxy; then haproxy_config "$1" "$3"; start haproxy "$2" haproxy -db -f "$RUN/haproxy.cfg"; fi
   for t in $TARGETS; do wait_port "$(port_of "$t")" || true; done
 }
-stop_proxies() { for t in gateway gateway-uring nginx haproxy; do stop "$t"; done; }
+stop_proxies() { for t in gateway gateway-uring gateway-base nginx haproxy; do stop "$t"; done; }
 
 # ---- load generators and their reports --------------------------------------------------------
 to_us() { awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) print int(n); else if (v ~ /ms$/) print int(n * 1000);
@@ -372,6 +383,7 @@ fi
   echo "date: $(date -u +%FT%TZ)"
   echo "host: $(nproc) CPUs, $(awk -F: '/model name/ {print $2; exit}' /proc/cpuinfo | sed 's/^ *//'), kernel $(uname -r)"
   echo "gateway: $GW_JAR ($(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null)$(cd "$ROOT" && git diff --quiet 2>/dev/null || echo '+dirty')), java $GW_JAVA_OPTS, $(java -version 2>&1 | head -1)"
+  [[ " $TARGETS " == *" gateway-base "* ]] && echo "gateway-base: $BASE_JAR ($(sha256sum "$BASE_JAR" | cut -c1-12))"
   echo "nginx: $(nginx -v 2>&1 | head -1), 1 worker, upstream keepalive 1024"
   command -v haproxy >/dev/null && echo "haproxy: $(haproxy -v 2>/dev/null | head -1), 1 thread, http-reuse always"
   command -v wrk >/dev/null && echo "wrk: $(wrk -v 2>&1 | head -1)"
