@@ -31,6 +31,13 @@ final class ResponseHeadParser extends HeadParser {
     private static final int S_REASON = START_LINE + 2;
     private static final int S_CR = START_LINE + 3;
 
+    // what a Transfer-Encoding value says (transferCodings)
+    private static final int NO_TE = 0;
+    private static final int CHUNKED = 1;
+    private static final int OTHER_CODINGS = 2;
+    private static final int CHUNKED_NOT_ALONE = 3;
+    private static final int BAD_TE = 4;
+
     private boolean bodylessResponse;
     private int status;
     private boolean http10;
@@ -196,12 +203,6 @@ final class ResponseHeadParser extends HeadParser {
         }
         return 0;
     }
-
-    private static final int NO_TE = 0;
-    private static final int CHUNKED = 1;
-    private static final int OTHER_CODINGS = 2;
-    private static final int CHUNKED_NOT_ALONE = 3;
-    private static final int BAD_TE = 4;
 
     /**
      * Reads a Transfer-Encoding value: {@link #CHUNKED} for {@code chunked} alone, {@link #OTHER_CODINGS}
