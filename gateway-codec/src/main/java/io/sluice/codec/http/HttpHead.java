@@ -62,8 +62,8 @@ public final class HttpHead implements ReferenceCounted {
     final boolean connectionNamesOthers;
     final boolean expectContinue;
     /**
-     * The head must not be forwarded as is: a hop-by-hop header, a Content-Length overridden by
-     * chunked, a line ended by a bare LF, a framing header not in canonical form, or a request
+     * The head must not be forwarded as is: a hop-by-hop header, a line ended by a bare LF, a
+     * framing header not in canonical form (or transfer codings other than chunked), or a request
      * target that is forwarded differently (absolute-form, or a path that normalization changed).
      */
     final boolean hasHopByHop;

@@ -28,6 +28,8 @@ public final class ProxyHeads {
     private static final byte[] CONNECTION_CLOSE = ascii("Connection: close\r\n");
     private static final byte[] CONNECTION_KEEP_ALIVE = ascii("Connection: keep-alive\r\n");
     private static final byte[] CHUNKED = ascii("Transfer-Encoding: chunked\r\n");
+    /** Length of {@code "Transfer-Encoding: "}, the start of {@link #CHUNKED}. */
+    private static final int TRANSFER_ENCODING_NAME_LENGTH = 19;
     private static final byte[] CONTENT_LENGTH = ascii("Content-Length: ");
 
     /** What the response head must say about the downstream connection. */
@@ -217,7 +219,10 @@ public final class ProxyHeads {
     /**
      * The response head for the client. Returns the received bytes themselves (the caller then no
      * longer owns {@code resp}) when nothing changes, else a new buffer (the caller still owns and
-     * releases {@code resp}).
+     * releases {@code resp}). A rebuilt head carries its framing in one canonical form:
+     * {@code Content-Length: N}; {@code Transfer-Encoding: chunked}; or, for a close-delimited body
+     * with other transfer codings, one {@code Transfer-Encoding} line with those codings, ending in
+     * {@code , chunked} when {@code addChunked}.
      *
      * @param addChunked  add {@code Transfer-Encoding: chunked} (a close-delimited body is chunked by us)
      * @param dropFraming remove Transfer-Encoding (the body is de-chunked for an HTTP/1.0 client)
@@ -235,13 +240,13 @@ public final class ProxyHeads {
         out.writeBytes(raw, base + 8, resp.lineEnd() - 8);
         out.writeBytes(CRLF);
         List<String> named = resp.connectionNamesOthers() ? connectionNames(resp) : null;
+        boolean chunkedWritten = false;
         int runStart = -1;
         int runEnd = -1;
         for (int i = 0, n = resp.headerCount(); i < n; i++) {
             byte kind = resp.kind(i);
             boolean copy = switch (kind) {
-                case HttpHead.CONNECTION, HttpHead.HOP -> false;
-                case HttpHead.TRANSFER_ENCODING -> !dropFraming;
+                case HttpHead.CONNECTION, HttpHead.HOP, HttpHead.CONTENT_LENGTH, HttpHead.TRANSFER_ENCODING -> false;
                 case HttpHead.OTHER -> named == null || !isNamed(resp, i, named);
                 default -> true;
             };
@@ -255,13 +260,33 @@ public final class ProxyHeads {
                     runStart = s;
                     runEnd = e;
                 }
-            } else {
-                flushRun(out, raw, base, runStart, runEnd);
-                runStart = -1;
+                continue;
+            }
+            flushRun(out, raw, base, runStart, runEnd);
+            runStart = -1;
+            if (kind == HttpHead.CONTENT_LENGTH) {
+                out.writeBytes(CONTENT_LENGTH);
+                writeDecimal(out, resp.contentLength());
+                out.writeBytes(CRLF);
+            } else if (kind == HttpHead.TRANSFER_ENCODING && !dropFraming) {
+                if (resp.isChunked()) {
+                    out.writeBytes(CHUNKED);
+                } else {
+                    // transfer codings other than chunked (the decoder refuses chunked among others)
+                    out.writeBytes(CHUNKED, 0, TRANSFER_ENCODING_NAME_LENGTH);
+                    writeList(out, raw, base + resp.valueStart(i), base + resp.valueEnd(i));
+                    if (addChunked) {
+                        out.writeBytes(COMMA_SP);
+                        out.writeBytes(CHUNKED, TRANSFER_ENCODING_NAME_LENGTH, CHUNKED.length - TRANSFER_ENCODING_NAME_LENGTH);
+                    } else {
+                        out.writeBytes(CRLF);
+                    }
+                }
+                chunkedWritten = addChunked;
             }
         }
         flushRun(out, raw, base, runStart, runEnd);
-        if (addChunked) {
+        if (addChunked && !chunkedWritten) {
             out.writeBytes(CHUNKED);
         }
         if (connection == CONNECTION_CLOSE_HEADER) {
@@ -271,6 +296,31 @@ public final class ProxyHeads {
         }
         out.writeBytes(CRLF);
         return out;
+    }
+
+    /** Writes the elements of the list {@code raw[from, to)} trimmed and separated by ", ". */
+    private static void writeList(ByteBuf out, ByteBuf raw, int from, int to) {
+        boolean first = true;
+        for (int ts = from; ts < to; ) {
+            int comma = raw.indexOf(ts, to, (byte) ',');
+            int te = comma < 0 ? to : comma;
+            int s = ts;
+            int e = te;
+            while (s < e && HttpChars.isOws(raw.getByte(s))) {
+                s++;
+            }
+            while (e > s && HttpChars.isOws(raw.getByte(e - 1))) {
+                e--;
+            }
+            if (e > s) {
+                if (!first) {
+                    out.writeBytes(COMMA_SP);
+                }
+                out.writeBytes(raw, s, e - s);
+                first = false;
+            }
+            ts = te + 1;
+        }
     }
 
     private static void flushRun(ByteBuf out, ByteBuf raw, int base, int start, int end) {
