@@ -1,8 +1,8 @@
 package io.sluice.codec.http;
 
+import io.sluice.codec.testing.Bufs;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.util.ReferenceCountUtil;
 import org.junit.jupiter.api.Test;
@@ -23,14 +23,14 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class ResponseFramingTest {
 
-    private static final ByteBufAllocator ALLOC = ByteBufAllocator.DEFAULT;
+    private static final ByteBufAllocator ALLOC = Bufs.ALLOC;
 
     private static EmbeddedChannel responses() {
         return new EmbeddedChannel(Http1Decoder.responses(4096, 1024));
     }
 
     private static ByteBuf buf(String s) {
-        return Unpooled.copiedBuffer(s, StandardCharsets.ISO_8859_1);
+        return Bufs.copied(s);
     }
 
     private static String unescape(String s) {
