@@ -112,6 +112,11 @@ public enum Transport {
         return PooledByteBufAllocator.DEFAULT;
     }
 
+    /** The number of worker event loops {@code config} asks for: {@code worker_threads}, or one per core when 0. */
+    public static int workerThreads(TransportConfig config) {
+        return config.workerThreads() > 0 ? config.workerThreads() : Runtime.getRuntime().availableProcessors();
+    }
+
     /** A new group of {@code threads} event loops whose threads are named {@code prefix-N}. */
     public EventLoopGroup newGroup(int threads, String prefix) {
         return new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory(prefix, true), ioHandlerFactory());
