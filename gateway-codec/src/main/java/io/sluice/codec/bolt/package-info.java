@@ -9,7 +9,7 @@
  * {@link io.sluice.codec.bolt.BoltDecodeError#answerable()}, then close unless
  * {@link io.sluice.codec.bolt.BoltDecodeError#recoverable()}).
  *
- * <p>Proxy recipe (spec §1.10): route on {@code frame.service()}, then {@code targetService()},
+ * <p>Proxy recipe (what gateway-server's Bolt proxy does): route on {@code frame.service()}, then {@code targetService()},
  * {@code methodName()}; answer heartbeats with {@code BoltFrames.heartbeatAck}; for a request,
  * remember {@code requestId()}, {@code rewriteRequestId(upstreamId)} and write the same frame
  * upstream; on the response, {@code rewriteRequestId(originalId)} and write it downstream; make
