@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
@@ -183,11 +184,11 @@ class ClusterBalancerTest {
     @Test
     void manyHostsWarmingAtOnce() {
         int[] ten = new int[10];
-        java.util.Arrays.fill(ten, 1);
+        Arrays.fill(ten, 1);
         ClusterBalancer b = ClusterBalancer.create(ClusterConfig.of("c", weights(ten))
                 .withSlowStart(SlowStartConfig.of(Duration.ofSeconds(30))), ctx);
         int[] twenty = new int[20];
-        java.util.Arrays.fill(twenty, 1);
+        Arrays.fill(twenty, 1);
         b.update(b.config().withHosts(weights(twenty)));
         advanceSeconds(15); // new hosts at 0.5: total weight 15, 1500 picks = 100 cycles
         Counts.batch(b, 150); // flush the deadlines queued at 0.1 when they were added
@@ -257,7 +258,7 @@ class ClusterBalancerTest {
         assertThat(Counts.batch(two, 100)).containsExactly(0, 100);
 
         int[] ones = new int[10];
-        java.util.Arrays.fill(ones, 1);
+        Arrays.fill(ones, 1);
         ClusterBalancer ten = ClusterBalancer.create(ClusterConfig.of("c", weights(ones)).withLb(LbPolicy.LEAST_REQUEST), ctx);
         for (int i = 0; i < 5; i++) {
             ten.hosts().get(i).requestStarted();

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.SplittableRandom;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 /**
  * The slow-start scenario of docs/examples/slow-start.md on a fake clock: 8080/8081/8082 with weights 1:2:3, a 30 s
@@ -76,7 +77,7 @@ class SlowStartTimelineTest {
         long t0 = h8082.warmStartNanos();
         assertThat(t0).isEqualTo(clock.nanoTime());
         assertThat(b.warmUpFactor(h8082)).isEqualTo(0.1);
-        assertThat(b.effectiveWeight(h8082)).isCloseTo(0.3, org.assertj.core.api.Assertions.within(1e-12));
+        assertThat(b.effectiveWeight(h8082)).isCloseTo(0.3, within(1e-12));
 
         // 4. the ramp
         at(t0, 10);

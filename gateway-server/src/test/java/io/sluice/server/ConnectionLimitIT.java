@@ -2,6 +2,8 @@ package io.sluice.server;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.UnpooledByteBufAllocator;
 import io.sluice.codec.bolt.BoltFrames;
 import io.sluice.codec.bolt.BoltFraming;
 import io.sluice.core.config.AdminConfig;
@@ -13,9 +15,8 @@ import io.sluice.core.config.Protocol;
 import io.sluice.core.config.RouteConfig;
 import io.sluice.core.config.TransportConfig;
 import io.sluice.server.testing.TestBackend;
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.UnpooledByteBufAllocator;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -69,7 +70,7 @@ class ConnectionLimitIT {
         backend.close();
     }
 
-    @org.junit.jupiter.api.AfterEach
+    @AfterEach
     void closeSockets() throws IOException {
         for (Socket s : open) {
             s.close();

@@ -2,6 +2,7 @@ package io.sluice.server;
 
 import io.sluice.server.testing.ProcessOutput;
 
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -120,7 +121,7 @@ class JarIT {
     @Test
     void sighupReloadsTheConfigFileAndSurvivesABadOne(@TempDir Path dir) throws Exception {
         // under nohup the gateway inherits an ignored SIGHUP and rightly cannot reload on it
-        org.junit.jupiter.api.Assumptions.assumeFalse(Signals.ignoredAtStart(1), "SIGHUP is ignored here (nohup)");
+        Assumptions.assumeFalse(Signals.ignoredAtStart(1), "SIGHUP is ignored here (nohup)");
         Path file = dir.resolve("sluice.json");
         String config = """
                 {"listeners": [{"name": "web", "port": 0, "routes": [{"cluster": "api"}]}],

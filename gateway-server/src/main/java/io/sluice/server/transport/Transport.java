@@ -1,6 +1,7 @@
 package io.sluice.server.transport;
 
 import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
@@ -9,6 +10,7 @@ import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.ServerChannel;
 import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollChannelOption;
 import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.epoll.EpollSocketChannel;
@@ -17,6 +19,7 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.channel.uring.IoUring;
+import io.netty.channel.uring.IoUringChannelOption;
 import io.netty.channel.uring.IoUringIoHandler;
 import io.netty.channel.uring.IoUringServerSocketChannel;
 import io.netty.channel.uring.IoUringSocketChannel;
@@ -80,8 +83,8 @@ public enum Transport {
     /** The option that lets several listening sockets share a port (SO_REUSEPORT), or null (NIO). */
     public ChannelOption<Boolean> reusePortOption() {
         return switch (this) {
-            case EPOLL -> io.netty.channel.epoll.EpollChannelOption.SO_REUSEPORT;
-            case IO_URING -> io.netty.channel.uring.IoUringChannelOption.SO_REUSEPORT;
+            case EPOLL -> EpollChannelOption.SO_REUSEPORT;
+            case IO_URING -> IoUringChannelOption.SO_REUSEPORT;
             case NIO -> null;
         };
     }
@@ -108,7 +111,7 @@ public enum Transport {
     }
 
     /** The buffer allocator of every data-path channel. */
-    public static io.netty.buffer.ByteBufAllocator allocator() {
+    public static ByteBufAllocator allocator() {
         return PooledByteBufAllocator.DEFAULT;
     }
 
