@@ -1,5 +1,6 @@
 package io.sluice.server;
 
+import com.alipay.remoting.rpc.RpcClient;
 import io.sluice.server.testing.ProcessOutput;
 
 import org.junit.jupiter.api.Assumptions;
@@ -33,10 +34,101 @@ class JarIT {
     private static final Path JAR = Path.of("target", "sluice.jar");
 
     private static Process start(String... args) throws IOException {
+        return new ProcessBuilder(command(args)).redirectErrorStream(true).start();
+    }
+
+    private static List<String> command(String... args) {
         List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-Xmx256m", "-jar", JAR.toString()));
         cmd.addAll(List.of(args));
-        return new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        return cmd;
+    }
+
+    /** The lines of {@code out} up to and including the banner's last one ({@code stop: ...}), within 30 s. */
+    private static List<String> banner(BlockingQueue<String> out) throws InterruptedException {
+        List<String> lines = new ArrayList<>();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < deadline) {
+            String line = out.poll(100, TimeUnit.MILLISECONDS);
+            if (line != null) {
+                lines.add(line);
+                if (line.startsWith("stop:")) {
+                    return lines;
+                }
+            }
+        }
+        throw new AssertionError("no banner within 30 s:\n" + String.join("\n", lines));
+    }
+
+    /** Every line of {@code out} until the process has exited (it was asked to), within 30 s. */
+    private static List<String> rest(Process p, BlockingQueue<String> out) throws InterruptedException {
+        assertThat(p.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        List<String> lines = new ArrayList<>();
+        String line;
+        while ((line = out.poll(1, TimeUnit.SECONDS)) != null) { // the reader drains the closed pipe promptly
+            lines.add(line);
+        }
+        return lines;
+    }
+
+    @Test
+    void aBoltClientConnectingToTheDemoBackendLogsNothing() throws Exception {
+        Process p = start("--http-port", "0", "--bolt-port", "0", "--admin-port", "0");
+        try {
+            BlockingQueue<String> out = ProcessOutput.lines(p);
+            List<String> banner = banner(out);
+            Matcher m = Pattern.compile("cluster\\s+demo-bolt\\s.*127\\.0\\.0\\.1:(\\d+) \\(weight")
+                    .matcher(String.join("\n", banner));
+            assertThat(m.find()).as(String.join("\n", banner)).isTrue();
+            String backend = "127.0.0.1:" + m.group(1);
+
+            RpcClient client = new RpcClient();
+            client.startup();
+            try {
+                for (int i = 0; i < 3; i++) { // a new connection each time: the last one is closed first
+                    assertThat(client.invokeSync(backend, "hello " + i, 5_000)).isEqualTo("hello " + i);
+                    client.closeConnection(backend);
+                }
+            } finally {
+                client.shutdown();
+            }
+
+            p.toHandle().destroy(); // SIGTERM (Process.destroy() would also close the output we read)
+            List<String> after = rest(p, out);
+            String all = String.join("\n", after);
+            // nothing between the banner and the drain, and none of bolt's per-connection lines at all
+            assertThat(after).as(all).isNotEmpty();
+            assertThat(after.get(0)).as(all).startsWith("sluice: stopping");
+            assertThat(all).doesNotContain("Connection channel", "trigger user event", "Connection closed", "Close the connection",
+                    "Remove and close", "com.caucho.hessian", "accessible", "No log util");
+            assertThat(p.exitValue()).isZero();
+        } finally {
+            p.destroyForcibly();
+        }
+    }
+
+    @Test
+    void anIgnoredSigintIsReportedAtStart() throws Exception {
+        Path sh = Path.of("/bin/sh");
+        Assumptions.assumeTrue(Files.isExecutable(sh), "no /bin/sh to start the jar with SIGINT ignored");
+        StringBuilder script = new StringBuilder("trap '' INT; exec");
+        for (String arg : command("--http-port", "0", "--bolt-port", "0", "--admin-port", "0")) {
+            script.append(" '").append(arg.replace("'", "'\\''")).append('\'');
+        }
+        Process p = new ProcessBuilder(sh.toString(), "-c", script.toString()).redirectErrorStream(true).start();
+        try {
+            BlockingQueue<String> out = ProcessOutput.lines(p);
+            String banner = String.join("\n", banner(out));
+            assertThat(banner).contains("SIGINT is ignored by this process (started in the background?): Ctrl-C will not"
+                    + " stop it; stop it with SIGTERM (kill " + p.pid() + ")");
+            assertThat(banner).contains("stop:  SIGTERM (kill " + p.pid() + "; Ctrl-C does not reach this process");
+
+            p.toHandle().destroy(); // SIGTERM still drains and exits 0
+            assertThat(rest(p, out)).contains("sluice: stopped");
+            assertThat(p.exitValue()).isZero();
+        } finally {
+            p.destroyForcibly();
+        }
     }
 
     private static String all(Process p) throws Exception {
