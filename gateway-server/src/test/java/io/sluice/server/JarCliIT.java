@@ -12,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -30,10 +31,20 @@ class JarCliIT {
                 "-Xmx256m", "-jar", JAR.toString()));
         cmd.addAll(List.of(args));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        // read on another thread: a jar that keeps running (a regression) must fail the test, not hang it
+        CompletableFuture<String> out = CompletableFuture.supplyAsync(() -> {
+            try {
+                return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                return "(output unreadable: " + e + ")";
+            }
+        });
         try {
-            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            assertThat(p.waitFor(60, TimeUnit.SECONDS)).as(out).isTrue();
-            return new Run(p.exitValue(), out);
+            if (!p.waitFor(60, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                throw new AssertionError("still running after 60 s: " + cmd + "\n" + out.get(10, TimeUnit.SECONDS));
+            }
+            return new Run(p.exitValue(), out.get(10, TimeUnit.SECONDS));
         } finally {
             p.destroyForcibly();
         }
