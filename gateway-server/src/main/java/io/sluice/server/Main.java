@@ -75,7 +75,8 @@ public final class Main {
     private static final String USAGE = """
             usage: sluice [start] [-c FILE] [--watch] [--check] [--http-port N] [--bolt-port N] [--admin-port N]
                           [--version] [--help]
-              (no -c)          run the embedded default: 3 demo backends (weights 1:2:3) behind http://127.0.0.1:2046/
+              (no -c)          run the embedded default: 3 demo HTTP backends (weights 1:2:3) behind
+                               http://127.0.0.1:2046/, a demo Bolt backend behind 127.0.0.1:12200
               -c, --config F   run the gateway described by the JSON file F (native or MOSN format)
               --watch          reload the -c file when it changes (polls it; see watch_config in docs/config.md)
               --check          validate the config, print a summary and exit (0 = valid, 2 = invalid)
