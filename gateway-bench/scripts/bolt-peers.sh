@@ -2,7 +2,7 @@
 # Bolt side by side: the gateway, MOSN and HAProxy (mode tcp, L4) in front of one real bolt
 # RpcServer, driven by sofaload, in one run on one machine, interleaved and repeated.
 #
-# Layout ("pinned", as in ../shared/bench/README.md): every proxy on CPU 0 (the gateway with one
+# Layout ("pinned", as in docs/perf/README.md): every proxy on CPU 0 (the gateway with one
 # event loop, MOSN with GOMAXPROCS=1, HAProxy single-threaded); the load generator and the backend
 # share CPU 1. Targets: direct (no proxy), gateway, mosn (when a binary is found), haproxy-l4 (when
 # haproxy is installed), and on request gateway-uring (the same jar on the io_uring transport).
@@ -130,7 +130,7 @@ gw_config() { # file listen-port upstream-port admin-port [transport]
 }
 EOF
 }
-mosn_config() { # file listen-port upstream-port admin-port logdir (adapted from ../shared/bench/mosn-bolt.json)
+mosn_config() { # file listen-port upstream-port admin-port logdir: one bolt proxy listener, one cluster
   cat >"$1" <<EOF
 {
   "disable_upgrade": true,

@@ -2,7 +2,7 @@
 # HTTP/1.1 side by side: the gateway, nginx and HAProxy as reverse proxies in front of the same
 # backends, in one run on one machine, interleaved and repeated; the original reports' scenarios.
 #
-# Layout ("pinned", see ../shared/bench/README.md): every proxy on CPU 0 with one worker (the gateway
+# Layout ("pinned", see docs/perf/README.md): every proxy on CPU 0 with one worker (the gateway
 # with one event loop, nginx with 1 worker, HAProxy with 1 thread); the load generator and the
 # backend nginx share CPU 1. Backends: one nginx (1 worker) on 127.0.0.1:18080-18084, bodies /128,
 # /256, /1k served from memory. Scenarios:

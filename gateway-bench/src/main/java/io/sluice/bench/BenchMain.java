@@ -3,6 +3,9 @@ package io.sluice.bench;
 import io.sluice.bench.bolt.BoltLoad;
 import io.sluice.bench.demo.SlowStartDemo;
 import io.sluice.bench.http.HttpLoad;
+import io.sluice.bench.lb.PickCpu;
+import io.sluice.bench.report.PerfReport;
+import org.openjdk.jmh.Main;
 
 import java.util.Arrays;
 
@@ -40,15 +43,15 @@ public final class BenchMain {
         }
         String[] rest = Arrays.copyOfRange(args, 1, args.length);
         switch (args[0]) {
-            case "jmh" -> org.openjdk.jmh.Main.main(rest);
+            case "jmh" -> Main.main(rest);
             case "http-load" -> HttpLoad.main(rest);
             case "bolt-load" -> BoltLoad.main(rest);
             case "slow-start-server" -> SlowStartDemo.server(rest);
             case "count" -> SlowStartDemo.count(rest);
             case "bolt-server" -> SlowStartDemo.boltServer(rest);
-            case "perf-report" -> io.sluice.bench.report.PerfReport.main(rest);
-            case "pick-cpu" -> io.sluice.bench.lb.PickCpu.main(rest);
-            case "bolt-report" -> io.sluice.bench.report.PerfReport.main(withBaseline("mosn", rest));
+            case "perf-report" -> PerfReport.main(rest);
+            case "pick-cpu" -> PickCpu.main(rest);
+            case "bolt-report" -> PerfReport.main(withBaseline("mosn", rest));
             default -> {
                 System.err.println("unknown tool: " + args[0]);
                 System.err.print(USAGE);

@@ -26,16 +26,16 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * and allocation-free; state changes (checks, ejections, reloads) run on the context's scheduler or
  * the caller's thread and are reported to the {@link Listener}.
  *
- * <p>Picking (spec §2): {@code weighted_round_robin} and weighted {@code least_request} use one
+ * <p>Picking: {@code weighted_round_robin} and weighted {@code least_request} use one
  * shared earliest-deadline-first scheduler whose weights are {@code clamp(weight, 1, 128)
  * [/ (active + 1) ^ bias] × slowStartFactor}, recomputed when a host is picked; when all weights are
  * equal and nothing warms up they fall back to plain round robin / power-of-two-choices. Unavailable
  * hosts (unhealthy or ejected) are skipped; when fewer than {@code panicThreshold}% of the hosts are
  * available, all hosts are used. A fresh scheduler is built at creation, on reload, when a host starts
  * warming while the cluster was unweighted, and when a warm-up window ends (so no stale slow-start
- * deadline survives it, spec §3.7).
+ * deadline survives it).
  *
- * <p>Slow start (spec §3): a host's warm-up clock T0 starts when it turns healthy after being
+ * <p>Slow start ({@code slow_start} in docs/config.md): a host's warm-up clock T0 starts when it turns healthy after being
  * unhealthy, when it returns from ejection, and when a reload adds its address; hosts present at
  * creation start warm unless {@link ClusterConfig#warmUpAtBoot()}.
  */
@@ -327,7 +327,7 @@ public final class ClusterBalancer implements AutoCloseable {
     /**
      * The one periodic task of slow start, running while a host warms up: advances the grid (pickers
      * then re-evaluate warming weights), ends the warm-up of hosts whose window has passed (and
-     * rebuilds the picker, so no stale slow-start deadline survives, spec §3.7), and runs again after
+     * rebuilds the picker, so no stale slow-start deadline survives), and runs again after
      * one grid step or at the next window end, whichever is first.
      */
     private synchronized void warmUpTick() {

@@ -3,7 +3,7 @@ package io.sluice.lb;
 import java.util.Arrays;
 
 /**
- * Earliest-deadline-first scheduler over entries {@code 0..n-1} (spec §2): each entry has a deadline
+ * Earliest-deadline-first scheduler over entries {@code 0..n-1}: each entry has a deadline
  * and a sequence number; the top is the smallest {@code (deadline, seq)} — FIFO among equal
  * deadlines, never heap order. Picking the top moves the clock {@code current} to its deadline and
  * re-queues it at {@code deadline + 1/w} with the weight valid <em>now</em>.

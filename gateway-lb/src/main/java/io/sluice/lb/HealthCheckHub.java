@@ -20,7 +20,7 @@ import java.util.Map;
  * reports the transition for its own host: a log line, a metric, a warm-up). A loop starts with its
  * first subscriber (using that cluster's probe, scheduler and random source) and stops with its last.
  *
- * <p>Per loop (spec §4.5): the first probe after {@code initialDelay}, then fixed-delay probing
+ * <p>Per loop: the first probe after {@code initialDelay}, then fixed-delay probing
  * {@code interval + rnd[0, jitter)} after each completed attempt; each attempt has an id and a
  * timeout, and a result for an older attempt (or a second result) is ignored. Results feed a pure
  * {@link HealthState} that starts from the first subscriber's current health, so a host whose check

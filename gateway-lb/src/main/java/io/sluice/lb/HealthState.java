@@ -3,7 +3,7 @@ package io.sluice.lb;
 import io.sluice.core.cluster.HealthStatus;
 
 /**
- * The pure active-health state machine of one host (spec §4.3/§4.5): consecutive counters that move
+ * The pure active-health state machine of one host: consecutive counters that move
  * only in the opposite state and reset on the other outcome.
  * <ul>
  *   <li>{@code UNKNOWN} (never checked) counts as healthy: the first success makes it {@code HEALTHY}

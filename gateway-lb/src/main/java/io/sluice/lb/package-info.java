@@ -1,8 +1,8 @@
 /**
- * Load balancing for Sluice clusters: {@link io.sluice.lb.ClusterBalancer} (one per cluster, shared
+ * Load balancing for Sluice clusters: {@link ClusterBalancer} (one per cluster, shared
  * by all event loops) with an EDF weighted scheduler and slow-start warm-up, round robin, random and
  * least-request policies, panic mode, active health checking on an injected scheduler (probe
- * transport behind {@link io.sluice.lb.HealthProbe}) and passive outlier ejection. Depends on
+ * transport behind {@link HealthProbe}) and passive outlier ejection. Depends on
  * gateway-core and the JDK only.
  *
  * <p>Pick cost: one shared EDF scheduler per cluster under a short lock; a pick re-queues the host

@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
@@ -153,9 +154,9 @@ class ClusterBalancerTest {
         Host added = b.hosts().get(2);
         advanceSeconds(10);
         assertThat(b.warmUpFactor(added)).isCloseTo(1.0 / 3, within(1e-12));
-        assertThat(b.effectiveWeight(added)).isCloseTo(1.0 / 3, within(1e-12)); // no clamp back to 1 (MOSN #2305)
+        assertThat(b.effectiveWeight(added)).isCloseTo(1.0 / 3, within(1e-12)); // no clamp back to 1 (MOSN clamps it back)
         // the added host was queued at t = 0 with 0.1 (deadline 10 ahead): the first picks pay for that
-        // stale deadline (spec §2.3), after which its share follows the factor
+        // stale deadline (a deadline keeps the weight it was queued with), after which its share follows the factor
         Counts.batch(b, 70);
         int[] c = Counts.batch(b, 700); // weights 1 : 1 : 1/3
         assertThat(c[2]).isBetween(99, 101);
@@ -183,14 +184,14 @@ class ClusterBalancerTest {
     @Test
     void manyHostsWarmingAtOnce() {
         int[] ten = new int[10];
-        java.util.Arrays.fill(ten, 1);
+        Arrays.fill(ten, 1);
         ClusterBalancer b = ClusterBalancer.create(ClusterConfig.of("c", weights(ten))
                 .withSlowStart(SlowStartConfig.of(Duration.ofSeconds(30))), ctx);
         int[] twenty = new int[20];
-        java.util.Arrays.fill(twenty, 1);
+        Arrays.fill(twenty, 1);
         b.update(b.config().withHosts(weights(twenty)));
         advanceSeconds(15); // new hosts at 0.5: total weight 15, 1500 picks = 100 cycles
-        Counts.batch(b, 150); // flush the deadlines queued at 0.1 when they were added (spec §2.3)
+        Counts.batch(b, 150); // flush the deadlines queued at 0.1 when they were added
         int[] c = Counts.batch(b, 1500);
         for (int i = 0; i < 20; i++) {
             assertThat(c[i]).as("host %d", i).isBetween(i < 10 ? 99 : 49, i < 10 ? 101 : 51);
@@ -257,7 +258,7 @@ class ClusterBalancerTest {
         assertThat(Counts.batch(two, 100)).containsExactly(0, 100);
 
         int[] ones = new int[10];
-        java.util.Arrays.fill(ones, 1);
+        Arrays.fill(ones, 1);
         ClusterBalancer ten = ClusterBalancer.create(ClusterConfig.of("c", weights(ones)).withLb(LbPolicy.LEAST_REQUEST), ctx);
         for (int i = 0; i < 5; i++) {
             ten.hosts().get(i).requestStarted();

@@ -22,7 +22,7 @@ class EdfSchedulerTest {
     @Test
     void firstSixPicksFollowDeadlinesWithFifoTies() {
         double[] w = {1, 2, 3};
-        // spec §2.9: 8082(.333) 8081(.5) 8082(.667) 8080(1.0) 8081(1.0) 8082(1.0) 8082(1.333) 8081(1.5) 8082(1.667)
+        // deadlines, FIFO among equal ones: 8082(.333) 8081(.5) 8082(.667) 8080(1.0) 8081(1.0) 8082(1.0) 8082(1.333) 8081(1.5) 8082(1.667)
         assertThat(picks(new EdfScheduler(w), w, 9)).containsExactly(2, 1, 2, 0, 1, 2, 2, 1, 2);
     }
 

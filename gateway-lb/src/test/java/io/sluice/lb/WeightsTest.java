@@ -1,6 +1,7 @@
 package io.sluice.lb;
 
 import io.sluice.core.cluster.Host;
+import io.sluice.core.config.HostConfig;
 import io.sluice.core.config.SlowStartConfig;
 import org.junit.jupiter.api.Test;
 
@@ -55,7 +56,7 @@ class WeightsTest {
         assertThat(Weights.clamp(0)).isEqualTo(1);
         assertThat(Weights.clamp(1000)).isEqualTo(128);
         SlowStartConfig c = SlowStartConfig.of(Duration.ofSeconds(30));
-        Host h = new Host(io.sluice.core.config.HostConfig.parse("127.0.0.1:1", 1));
+        Host h = new Host(HostConfig.parse("127.0.0.1:1", 1));
         h.warmStartNanos(0);
         // a weight-1 host warming at 10 s of 30 s weighs 1/3, not 1 (MOSN #2305)
         assertThat(Weights.effective(1, h, c, 0, 10 * S)).isCloseTo(1.0 / 3, within(1e-12));

@@ -6,16 +6,13 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.netty.channel.EventLoopGroup;
-import io.sluice.core.config.AdminConfig;
 import io.sluice.core.config.ConfigException;
 import io.sluice.core.config.GatewayConfig;
-import io.sluice.core.config.TransportConfig;
 import io.sluice.core.time.Ticker;
 import io.sluice.lb.ClusterBalancer;
 import io.sluice.server.accesslog.AccessLog;
 import io.sluice.server.admin.AdminHandler;
 import io.sluice.server.admin.AdminServer;
-import io.sluice.server.config.ConfigJson;
 import io.sluice.server.metrics.GatewayMetrics;
 import io.sluice.server.transport.Sockets;
 import io.sluice.server.transport.Transport;
@@ -23,8 +20,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -36,7 +31,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
-import java.util.zip.CRC32;
 
 /**
  * A running Sluice gateway: its event loops, listeners, clusters and metrics. The embedding API:
@@ -57,8 +51,9 @@ import java.util.zip.CRC32;
  * rejected.
  *
  * <p>The parts: {@link ClusterRegistry} (balancers, their meters and health probes),
- * {@link Listeners} (sockets, protocol variants, retirement and drain), {@link AdminServer}; this
- * class owns the event loops, composes the parts, and orders start, reload and shutdown.
+ * {@link Listeners} (sockets, protocol variants, retirement and drain), {@link AdminServer}, and
+ * {@link Reloader} (the reload sequence and the running config); this class owns the event loops,
+ * composes the parts, orders start and shutdown, and serializes reloads with them.
  */
 public final class Gateway implements AutoCloseable {
 
@@ -66,7 +61,8 @@ public final class Gateway implements AutoCloseable {
 
     private enum Phase { NEW, STARTING, RUNNING, DRAINING, CLOSED }
 
-    private volatile GatewayConfig config;
+    /** The config given to the builder; the running one is {@link #reloader}'s once started. */
+    private final GatewayConfig initialConfig;
     private final Supplier<GatewayConfig> reloadSource;
     private final MeterRegistry registry;
     /** True when the registry is the gateway's own (JVM binders go only there). */
@@ -86,14 +82,14 @@ public final class Gateway implements AutoCloseable {
     private volatile ClusterRegistry clusters;
     private volatile Listeners listeners;
     private volatile AdminServer admin;
+    private volatile Reloader reloader;
     /** Ticker time when the gateway started serving; 0 before. */
     private volatile long startedNanos;
-    /** One line about the last reload (applied or rejected), for the status page; null before the first. */
-    private volatile String lastReload;
 
     private Gateway(Builder b) {
-        this.config = b.config;
+        this.initialConfig = b.config;
         this.reloadSource = b.reloadSource;
+        GatewayConfig config = b.config;
         if (!config.admin().metrics()) {
             // metrics off: a private registry that records nothing (every meter is a no-op)
             SimpleMeterRegistry off = new SimpleMeterRegistry();
@@ -123,18 +119,18 @@ public final class Gateway implements AutoCloseable {
             return CompletableFuture.failedFuture(new IllegalStateException("gateway already started"));
         }
         phase = Phase.STARTING;
-        int threads = config.transport().workerThreads() > 0
-                ? config.transport().workerThreads() : Runtime.getRuntime().availableProcessors();
+        GatewayConfig config = initialConfig;
+        int threads = Transport.workerThreads(config.transport());
         adminLoop = transport.newGroup(1, "sluice-admin");
         workers = transport.newGroup(threads, "sluice-worker");
         CompletableFuture<Gateway> result = new CompletableFuture<>();
         accessLog = AccessLog.open(config.accessLog(), registry);
         metrics = new GatewayMetrics(registry, config.admin().metrics(), ownRegistry && config.admin().metrics());
-        metrics.configHash(configHash(config));
         Listeners[] ls = new Listeners[1]; // the registry's host events reach the listeners built next
         clusters = new ClusterRegistry(registry, metrics, workers, transport, ticker, random, host -> ls[0].hostUnavailable(host));
         listeners = ls[0] = new Listeners(registry, metrics, workers, transport, config.transport(), reusePort, ticker,
                 accessLog, clusters, () -> phase == Phase.RUNNING);
+        reloader = new Reloader(config, clusters, listeners, metrics);
         try {
             Map<String, ClusterBalancer> built = clusters.start(config.clusters());
             List<CompletableFuture<?>> binds = new ArrayList<>(listeners.start(config.listeners(), built));
@@ -164,15 +160,9 @@ public final class Gateway implements AutoCloseable {
     private AdminHandler adminHandler() {
         return new AdminHandler(registry, this::clusters, () -> phase == Phase.RUNNING, this::config,
                 reloadSource == null ? null : () -> reload().summary(), AdminHandler.Status.of(() -> listeners.info(),
-                        () -> lastReload, this::configVersion, () -> startedNanos == 0 ? 0
+                        reloader::lastReload, this::configVersion, () -> startedNanos == 0 ? 0
                                 : TimeUnit.NANOSECONDS.toMillis(ticker.nanoTime() - startedNanos),
-                        () -> config.admin().metrics()));
-    }
-
-    private static int configHash(GatewayConfig c) {
-        CRC32 crc = new CRC32();
-        crc.update(ConfigJson.render(c).getBytes(StandardCharsets.UTF_8));
-        return (int) crc.getValue();
+                        () -> config().admin().metrics()));
     }
 
     /** The bound address of the admin API, or null when it is disabled. */
@@ -183,7 +173,8 @@ public final class Gateway implements AutoCloseable {
 
     /** The running configuration. */
     public GatewayConfig config() {
-        return config;
+        Reloader r = reloader;
+        return r == null ? initialConfig : r.config();
     }
 
     /** The version of the running config: 1 as started, plus one per successful reload. */
@@ -220,7 +211,7 @@ public final class Gateway implements AutoCloseable {
         try {
             next = reloadSource.get();
         } catch (ConfigException e) {
-            rejected(e, trigger, source);
+            reloader.rejected(e, trigger, source);
             throw e;
         }
         return apply(next, trigger, source);
@@ -261,93 +252,14 @@ public final class Gateway implements AutoCloseable {
     }
 
     private synchronized ReloadResult apply(GatewayConfig newConfig, String trigger, String source) {
-        Objects.requireNonNull(newConfig, "newConfig");
         checkRunning();
-        Listeners.Staged staged;
-        try {
-            checkReloadable(newConfig);
-            staged = listeners.stage(newConfig.listeners());
-        } catch (ConfigException e) {
-            rejected(e, trigger, source);
-            throw e;
-        }
-        GatewayConfig old = config;
-        ClusterRegistry.Update clustersChanged = clusters.update(newConfig.clusters());
-        Listeners.Applied listenersChanged = listeners.apply(staged, newConfig.listeners(), clustersChanged.clusters,
-                newConfig.drainTimeout());
-        // no route references a retired balancer any more; in-flight requests keep their host and finish
-        clustersChanged.finish();
-        config = newConfig;
-        long version = metrics.version() + 1;
-        metrics.reloaded(version, configHash(newConfig));
-        ReloadResult result = new ReloadResult(version, clustersChanged.added, clustersChanged.removed,
-                clustersChanged.updated, listenersChanged.changed());
-        StringBuilder extra = new StringBuilder();
-        if (!listenersChanged.listening().isEmpty()) {
-            extra.append("; listening on");
-            listenersChanged.listening().forEach(l -> extra.append(' ').append(l));
-        }
-        if (!listenersChanged.removed().isEmpty()) {
-            extra.append("; listeners removed ").append(listenersChanged.removed());
-        }
-        if (!old.drainTimeout().equals(newConfig.drainTimeout())) {
-            extra.append("; drain_timeout ").append(newConfig.drainTimeout());
-        }
-        if (trigger == null) {
-            log.info("config reloaded: {}{}", result.summary(), extra);
-        } else {
-            log.info("{}: reloaded {}: {}{}", trigger, source, result.summary(), extra);
-        }
-        lastReload = Instant.now() + " applied: " + result.summary() + extra;
-        return result;
+        return reloader.apply(newConfig, trigger, source);
     }
 
     private void checkRunning() {
         if (phase != Phase.RUNNING) {
             throw new IllegalStateException("cannot reload: the gateway is " + phase.name().toLowerCase(Locale.ROOT));
         }
-    }
-
-    private void rejected(ConfigException e, String trigger, String source) {
-        if (metrics != null) {
-            metrics.reloadRejected();
-        }
-        if (trigger == null) {
-            log.warn("config reload rejected, version {} keeps running: {}", configVersion(), e.getMessage());
-        } else {
-            log.warn("{}: invalid config {}, the running config stays (version {}): {}", trigger, source, configVersion(),
-                    e.getMessage());
-        }
-        lastReload = Instant.now() + " rejected (version " + configVersion() + " keeps running): " + e.getMessage();
-    }
-
-    /**
-     * What a reload cannot change: the admin listener, the transport, and the protocol of a
-     * listener that keeps its address (the old socket holds the port while it drains).
-     */
-    private void checkReloadable(GatewayConfig next) {
-        GatewayConfig cur = config;
-        listeners.checkReloadable(next.listeners());
-        if (!cur.admin().equals(next.admin())) {
-            throw new ConfigException("$.admin", describe(next.admin()), "the running " + describe(cur.admin())
-                    + " (changing the admin listener needs a restart)");
-        }
-        if (!cur.transport().equals(next.transport())) {
-            throw new ConfigException("$.transport", describe(next.transport()), "the running " + describe(cur.transport())
-                    + " (changing the transport needs a restart)");
-        }
-    }
-
-    /** {@code admin on 127.0.0.1:34901}, {@code admin on 127.0.0.1:0 with metrics off}, {@code no admin listener}. */
-    static String describe(AdminConfig a) {
-        return !a.enabled() ? "no admin listener"
-                : "admin on " + Sockets.hostPort(a.address(), a.port()) + (a.metrics() ? "" : " with metrics off");
-    }
-
-    /** {@code transport auto, worker threads 0 (one per core), backlog 1024, reuse_port off}. */
-    static String describe(TransportConfig t) {
-        return "transport " + t.type() + ", worker threads " + t.workerThreads() + (t.workerThreads() == 0 ? " (one per core)" : "")
-                + ", backlog " + t.backlog() + ", reuse_port " + (t.reusePort() ? "on" : "off");
     }
 
     public MeterRegistry meterRegistry() {
@@ -410,7 +322,7 @@ public final class Gateway implements AutoCloseable {
         if (workers == null) {
             closeResources();
         } else {
-            listeners.drain(config.drainTimeout()).whenComplete((v, e) -> finishClose());
+            listeners.drain(config().drainTimeout()).whenComplete((v, e) -> finishClose());
         }
         return closeFuture;
     }

@@ -9,12 +9,16 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutor;
 import io.sluice.server.transport.Sockets;
 
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * The listening socket(s) of one listener. Either one socket accepted on one worker loop, its
@@ -103,13 +107,13 @@ final class ListenSockets {
     /** Blocks until {@link #bound()} completes (at most 30 s); the bind failure, or null. Not on an event loop. */
     Throwable awaitBound() {
         try {
-            bound.get(30, java.util.concurrent.TimeUnit.SECONDS);
+            bound.get(30, TimeUnit.SECONDS);
             return null;
-        } catch (java.util.concurrent.ExecutionException e) {
+        } catch (ExecutionException e) {
             return e.getCause() != null ? e.getCause() : e;
-        } catch (java.util.concurrent.TimeoutException e) {
+        } catch (TimeoutException e) {
             close();
-            return new java.io.IOException("binding did not complete within 30 s");
+            return new IOException("binding did not complete within 30 s");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             close();

@@ -1,6 +1,10 @@
 package io.sluice.server;
 
 import io.netty.channel.EventLoopGroup;
+import io.netty.util.ResourceLeakDetector;
+import io.netty.util.concurrent.DefaultEventExecutor;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.sluice.core.cluster.Host;
 import io.sluice.core.config.AdminConfig;
 import io.sluice.core.config.BoltOptions;
 import io.sluice.core.config.ClusterConfig;
@@ -14,7 +18,6 @@ import io.sluice.core.config.RouteConfig;
 import io.sluice.core.config.TransportConfig;
 import io.sluice.core.config.WatchConfig;
 import io.sluice.core.time.Ticker;
-import io.sluice.core.cluster.Host;
 import io.sluice.lb.ClusterBalancer;
 import io.sluice.server.config.ConfigLoader;
 import io.sluice.server.config.ConfigWatcher;
@@ -22,10 +25,11 @@ import io.sluice.server.config.LoadedConfig;
 import io.sluice.server.demo.DemoBoltBackend;
 import io.sluice.server.demo.DemoHttpBackend;
 import io.sluice.server.transport.EventLoopScheduler;
+import io.sluice.server.transport.Sockets;
 import io.sluice.server.transport.Transport;
-import io.netty.util.concurrent.DefaultEventExecutor;
-import io.netty.util.concurrent.DefaultThreadFactory;
 
+import java.io.IOException;
+import java.io.InputStream;
 import java.io.PrintStream;
 import java.net.BindException;
 import java.nio.file.Files;
@@ -33,10 +37,12 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Properties;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -69,7 +75,8 @@ public final class Main {
     private static final String USAGE = """
             usage: sluice [start] [-c FILE] [--watch] [--check] [--http-port N] [--bolt-port N] [--admin-port N]
                           [--version] [--help]
-              (no -c)          run the embedded default: 3 demo backends (weights 1:2:3) behind http://127.0.0.1:2046/
+              (no -c)          run the embedded default: 3 demo HTTP backends (weights 1:2:3) behind
+                               http://127.0.0.1:2046/, a demo Bolt backend behind 127.0.0.1:12200
               -c, --config F   run the gateway described by the JSON file F (native or MOSN format)
               --watch          reload the -c file when it changes (polls it; see watch_config in docs/config.md)
               --check          validate the config, print a summary and exit (0 = valid, 2 = invalid)
@@ -101,7 +108,7 @@ public final class Main {
     static void defaultLeakDetection() {
         if (System.getProperty("io.netty.leakDetection.level") == null
                 && System.getProperty("io.netty.leakDetectionLevel") == null) {
-            io.netty.util.ResourceLeakDetector.setLevel(io.netty.util.ResourceLeakDetector.Level.DISABLED);
+            ResourceLeakDetector.setLevel(ResourceLeakDetector.Level.DISABLED);
         }
     }
 
@@ -175,13 +182,13 @@ public final class Main {
         if (v != null) {
             return v;
         }
-        try (java.io.InputStream in = Main.class.getResourceAsStream("/META-INF/maven/io.sluice/gateway-server/pom.properties")) {
+        try (InputStream in = Main.class.getResourceAsStream("/META-INF/maven/io.sluice/gateway-server/pom.properties")) {
             if (in != null) {
-                java.util.Properties p = new java.util.Properties();
+                Properties p = new Properties();
                 p.load(in);
                 return p.getProperty("version", "unknown");
             }
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             // unknown
         }
         return "unknown";
@@ -321,7 +328,7 @@ public final class Main {
                 gateway.shutdown().get(gateway.config().drainTimeout().toMillis() + 5_000, TimeUnit.MILLISECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-            } catch (ExecutionException | java.util.concurrent.TimeoutException e) {
+            } catch (ExecutionException | TimeoutException e) {
                 err.println("sluice: shutdown did not complete cleanly: " + e);
             }
             stopDemo(demo, dg, db);
@@ -434,7 +441,7 @@ public final class Main {
             }
         }
         if (gw.adminAddress() != null) {
-            sb.append("  admin     http://").append(io.sluice.server.transport.Sockets.format(gw.adminAddress())).append("/  (/metrics /ready /healthz /clusters /config, POST /reload)\n");
+            sb.append("  admin     http://").append(Sockets.format(gw.adminAddress())).append("/  (/metrics /ready /healthz /clusters /config, POST /reload)\n");
         }
         for (ClusterBalancer c : gw.clusters().values()) {
             sb.append("  cluster   ").append(c.name()).append("  ").append(c.config().lb().name().toLowerCase()).append(':');

@@ -1,9 +1,11 @@
 package io.sluice.server;
 
+import io.sluice.core.config.GatewayConfig;
+
 import java.util.List;
 
 /**
- * What a successful {@link Gateway#reload(io.sluice.core.config.GatewayConfig)} changed.
+ * What a successful {@link Gateway#reload(GatewayConfig)} changed.
  *
  * @param version          the config version now running (1 = the config the gateway started with)
  * @param clustersAdded    clusters created (hosts start warming up if slow start is on)

@@ -2,6 +2,11 @@ package io.sluice.server;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sun.misc.Signal;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 
 /**
  * Runs an action on SIGTERM and SIGINT instead of the JVM's default exit, so the gateway can drain
@@ -27,7 +32,7 @@ final class Signals {
             return false;
         }
         try {
-            sun.misc.Signal.handle(new sun.misc.Signal("HUP"), sig -> {
+            Signal.handle(new Signal("HUP"), sig -> {
                 Thread t = new Thread(action, "sluice-signal-HUP");
                 t.setDaemon(true);
                 t.start();
@@ -45,13 +50,13 @@ final class Signals {
      */
     static boolean ignoredAtStart(int signo) {
         try {
-            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/status"))) {
+            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
                 if (line.startsWith("SigIgn:")) {
                     long mask = Long.parseUnsignedLong(line.substring("SigIgn:".length()).trim(), 16);
                     return (mask & (1L << (signo - 1))) != 0;
                 }
             }
-        } catch (java.io.IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException e) {
             log.debug("cannot read /proc/self/status: {}", e.toString());
         }
         return false;
@@ -70,7 +75,7 @@ final class Signals {
         }
         for (String name : new String[] {"TERM", "INT"}) {
             try {
-                sun.misc.Signal.handle(new sun.misc.Signal(name), sig -> {
+                Signal.handle(new Signal(name), sig -> {
                     Thread t = new Thread(action, "sluice-signal-" + sig.getName());
                     t.start();
                 });

@@ -3,6 +3,7 @@ package io.sluice.server;
 import io.sluice.codec.testing.Bufs;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.netty.buffer.ByteBuf;
 import io.sluice.codec.bolt.BoltFrames;
 import io.sluice.codec.bolt.BoltFraming;
 import io.sluice.core.config.AdminConfig;
@@ -17,6 +18,7 @@ import io.sluice.server.testing.TestBackend;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -71,7 +73,7 @@ class ConnectionLimitIT {
         backend.close();
     }
 
-    @org.junit.jupiter.api.AfterEach
+    @AfterEach
     void closeSockets() throws IOException {
         for (Socket s : open) {
             s.close();

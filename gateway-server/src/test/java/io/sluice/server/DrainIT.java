@@ -5,6 +5,7 @@ import io.sluice.core.config.HttpOptions;
 import io.sluice.server.testing.GatewayFixture;
 import io.sluice.server.testing.RawClient;
 import io.sluice.server.testing.TestBackend;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.RepeatedTest;
@@ -91,7 +92,7 @@ class DrainIT {
             t.start();
             threads.add(t);
         }
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5))
+        Awaitility.await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5))
                 .until(() -> ok.get() >= 300 || done.getCount() < CLIENTS);
         assertThat(lost.get()).as("lost before the drain (first: %s)", firstLoss.get()).isZero();
 

@@ -1,7 +1,9 @@
 package io.sluice.server;
 
+import com.alipay.remoting.rpc.RpcClient;
 import io.sluice.server.testing.GatewayProcess;
 
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -82,6 +84,65 @@ class JarIT {
         }
     }
 
+    /** The banner's lines, up to its last one ({@code stop: ...}), within 30 s. */
+    private static String banner(BlockingQueue<String> out) throws InterruptedException {
+        StringBuilder lines = new StringBuilder();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < deadline) {
+            String line = out.poll(100, TimeUnit.MILLISECONDS);
+            if (line != null) {
+                lines.append(line).append('\n');
+                if (line.startsWith("stop:")) {
+                    return lines.toString();
+                }
+            }
+        }
+        throw new AssertionError("no banner within 30 s:\n" + lines);
+    }
+
+    @Test
+    void aBoltClientConnectingToTheDemoBackendLogsNothing() throws Exception {
+        try (GatewayProcess p = GatewayProcess.start("--http-port", "0", "--bolt-port", "0", "--admin-port", "0")) {
+            String banner = banner(p.lines());
+            Matcher m = Pattern.compile("cluster\\s+demo-bolt\\s.*127\\.0\\.0\\.1:(\\d+) \\(weight").matcher(banner);
+            assertThat(m.find()).as(banner).isTrue();
+            String backend = "127.0.0.1:" + m.group(1);
+
+            RpcClient client = new RpcClient();
+            client.startup();
+            try {
+                for (int i = 0; i < 3; i++) { // a new connection each time: the last one is closed first
+                    assertThat(client.invokeSync(backend, "hello " + i, 5_000)).isEqualTo("hello " + i);
+                    client.closeConnection(backend);
+                }
+            } finally {
+                client.shutdown();
+            }
+            assertThat(p.sigterm(EXIT)).as(p.output()).isZero();
+            String all = p.output();
+            String after = all.substring(all.indexOf(banner) + banner.length());
+            // nothing between the banner and the drain, and none of bolt's per-connection lines at all
+            assertThat(after).as(all).startsWith("sluice: stopping");
+            assertThat(all).doesNotContain("Connection channel", "trigger user event", "Connection closed", "Close the connection",
+                    "Remove and close", "com.caucho.hessian", "accessible", "No log util");
+        }
+    }
+
+    @Test
+    void anIgnoredSigintIsReportedAtStart() throws Exception {
+        Assumptions.assumeTrue(Files.isExecutable(Path.of("/bin/sh")), "no /bin/sh to start the jar with SIGINT ignored");
+        try (GatewayProcess p = GatewayProcess.startWithSigintIgnored("--http-port", "0", "--bolt-port", "0",
+                "--admin-port", "0")) {
+            long pid = p.process().pid();
+            String banner = banner(p.lines());
+            assertThat(banner).contains("SIGINT is ignored by this process (started in the background?): Ctrl-C will not"
+                    + " stop it; stop it with SIGTERM (kill " + pid + ")");
+            assertThat(banner).contains("stop:  SIGTERM (kill " + pid + "; Ctrl-C does not reach this process");
+            assertThat(p.sigterm(EXIT)).as(p.output()).isZero(); // SIGTERM still drains and exits 0
+            assertThat(p.output()).contains("sluice: stopped");
+        }
+    }
+
     private static String await(BlockingQueue<String> q, String text) throws InterruptedException {
         StringBuilder seen = new StringBuilder();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
@@ -106,7 +167,7 @@ class JarIT {
     @Test
     void sighupReloadsTheConfigFileAndSurvivesABadOne(@TempDir Path dir) throws Exception {
         // under nohup the gateway inherits an ignored SIGHUP and rightly cannot reload on it
-        org.junit.jupiter.api.Assumptions.assumeFalse(Signals.ignoredAtStart(1), "SIGHUP is ignored here (nohup)");
+        Assumptions.assumeFalse(Signals.ignoredAtStart(1), "SIGHUP is ignored here (nohup)");
         Path file = dir.resolve("sluice.json");
         String config = """
                 {"listeners": [{"name": "web", "port": 0, "routes": [{"cluster": "api"}]}],

@@ -32,6 +32,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntFunction;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -155,7 +156,7 @@ class ListenerReloadIT {
                 .responseTimeout(Duration.ofSeconds(5)).build();
         int a = Ports.free();
         int b = Ports.freeExcept(a);
-        java.util.function.IntFunction<GatewayConfig> at = port -> new GatewayConfig(List.of(new ListenerConfig("bolt",
+        IntFunction<GatewayConfig> at = port -> new GatewayConfig(List.of(new ListenerConfig("bolt",
                 Protocol.BOLT, "127.0.0.1", port, List.of(), null, new BoltOptions(4 << 20, Duration.ofSeconds(90), "slow"))),
                 List.of(cluster), AdminConfig.disabled(), new TransportConfig("auto", 1, 128), Duration.ofSeconds(5));
         try (Gateway g = start(at.apply(a))) {

@@ -21,6 +21,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
@@ -54,7 +55,7 @@ class MetricsIT {
         ClusterConfig c = ClusterConfig.of("c", List.of(new HostConfig("127.0.0.1", b.port(), 1))).withHealthCheck(hc);
         ClusterConfig dead = ClusterConfig.of("dead", List.of(new HostConfig("127.0.0.1", deadPort, 1)));
         ClusterConfig gone = ClusterConfig.of("gone", List.of(new HostConfig("127.0.0.1", b.port(), 1)));
-        List<RouteConfig> routes = new java.util.ArrayList<>();
+        List<RouteConfig> routes = new ArrayList<>();
         routes.add(new RouteConfig("to-dead", RouteMatch.pathPrefix("/dead"), "dead", null, null));
         if (withGone) {
             routes.add(new RouteConfig("to-gone", RouteMatch.pathPrefix("/gone"), "gone", null, null));

@@ -22,6 +22,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.net.InetAddress;
+import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -269,7 +271,7 @@ class ReloadIT {
         // syntax errors, a listener moved to a port it cannot bind and a transport change are rejected the same way
         Files.writeString(file, "{\"listeners\": [");
         assertThat(postReload().statusCode()).isEqualTo(400);
-        try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+        try (ServerSocket taken = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
             GatewayConfig moved = variant(0).withListeners(List.of(
                     variant(0).listeners().get(0).withPort(taken.getLocalPort()), variant(0).listeners().get(1)));
             Files.writeString(file, ConfigJson.render(moved));

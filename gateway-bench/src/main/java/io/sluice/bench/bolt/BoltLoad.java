@@ -27,6 +27,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A Bolt load generator with sofaload's options and output, sending sofaload's own request
@@ -247,11 +248,11 @@ public final class BoltLoad {
 
     /** Count-mode budget shared by all clients (touched once per request issued). */
     private static final class Shared {
-        private final java.util.concurrent.atomic.AtomicLong budget;
+        private final AtomicLong budget;
         volatile long issued;
 
         Shared(long requests) {
-            this.budget = new java.util.concurrent.atomic.AtomicLong(requests);
+            this.budget = new AtomicLong(requests);
         }
 
         boolean take() {

@@ -16,7 +16,8 @@ import java.util.Map;
  * The request sofaload sends, rebuilt: a v1 Bolt request, codec Hessian2, timeout 5000 ms, class
  * {@code com.alipay.sofa.rpc.core.request.SofaRequest}, header {@code service:
  * com.alipay.test.TestService:1.0}, and a Hessian2 body holding a SofaRequest for
- * {@code echoStr(String)} followed by one string argument of 1098 digits (as in the bolt spec §4.3).
+ * {@code echoStr(String)} followed by one string argument of 1098 digits (as captured on the wire; the
+ * codec tests' {@code BoltGolden.SOFALOAD_REQUEST} holds its header).
  * Built once; senders copy the bytes and patch the request id at {@link #ID_OFFSET}.
  */
 public final class SofaloadRequest {

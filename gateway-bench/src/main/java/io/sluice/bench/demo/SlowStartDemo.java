@@ -1,5 +1,6 @@
 package io.sluice.bench.demo;
 
+import io.sluice.server.demo.DemoBoltBackend;
 import io.sluice.server.demo.DemoHttpBackend;
 
 import java.io.PrintStream;
@@ -8,6 +9,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
@@ -34,8 +36,8 @@ public final class SlowStartDemo {
     /** {@code bolt-server --port N}: the demo Bolt backend (a real bolt RpcServer answering sofaload's request). */
     public static void boltServer(String[] args) throws InterruptedException {
         int port = intOption(args, "--port", 12201);
-        boolean ioThread = java.util.Arrays.asList(args).contains("--io-thread");
-        io.sluice.server.demo.DemoBoltBackend b = io.sluice.server.demo.DemoBoltBackend.start("127.0.0.1", port, ioThread);
+        boolean ioThread = Arrays.asList(args).contains("--io-thread");
+        DemoBoltBackend b = DemoBoltBackend.start("127.0.0.1", port, ioThread);
         System.out.println("demo Bolt server listening on 127.0.0.1:" + b.port());
         Runtime.getRuntime().addShutdownHook(new Thread(b::close));
         new CountDownLatch(1).await();

@@ -3,7 +3,11 @@ package io.sluice.bench.jmh;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelOutboundHandlerAdapter;
+import io.netty.channel.ChannelPromise;
 import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.util.ReferenceCountUtil;
 import io.sluice.codec.bolt.BoltFrame;
 import io.sluice.codec.bolt.BoltFrameDecoder;
 import io.sluice.codec.bolt.BoltFrameEncoder;
@@ -78,10 +82,10 @@ public class BoltCodecBenchmark {
         decoder = new EmbeddedChannel(new BoltFrameDecoder());
         harness = new EmbeddedChannel();
         // a sink that releases what the encoder hands on, so the channel holds nothing
-        encoder = new EmbeddedChannel(new io.netty.channel.ChannelOutboundHandlerAdapter() {
+        encoder = new EmbeddedChannel(new ChannelOutboundHandlerAdapter() {
             @Override
-            public void write(io.netty.channel.ChannelHandlerContext ctx, Object msg, io.netty.channel.ChannelPromise p) {
-                io.netty.util.ReferenceCountUtil.release(msg);
+            public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise p) {
+                ReferenceCountUtil.release(msg);
             }
         }, BoltFrameEncoder.INSTANCE);
     }

@@ -1,5 +1,6 @@
 package io.sluice.bench.http;
 
+import io.sluice.bench.LoadSupport;
 import io.sluice.core.config.AdminConfig;
 import io.sluice.core.config.ClusterConfig;
 import io.sluice.core.config.GatewayConfig;
@@ -22,6 +23,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class HttpLoadIT {
 
@@ -78,9 +80,9 @@ class HttpLoadIT {
 
     @Test
     void rejectsBadArguments() {
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> HttpLoad.parse(new String[] {"-c", "1"}))
+        assertThatThrownBy(() -> HttpLoad.parse(new String[] {"-c", "1"}))
                 .hasMessageContaining("http:// URL");
-        assertThat(io.sluice.bench.LoadSupport.duration("500ms")).isEqualTo(Duration.ofMillis(500));
-        assertThat(io.sluice.bench.LoadSupport.duration("2m")).isEqualTo(Duration.ofMinutes(2));
+        assertThat(LoadSupport.duration("500ms")).isEqualTo(Duration.ofMillis(500));
+        assertThat(LoadSupport.duration("2m")).isEqualTo(Duration.ofMinutes(2));
     }
 }

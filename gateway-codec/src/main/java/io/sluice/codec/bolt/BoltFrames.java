@@ -13,7 +13,7 @@ import java.util.Map;
  *
  * <h2>Error responses</h2>
  * Every error response carries a non-empty body (sofaload never completes a request whose
- * response body is empty; spec §4.4): class {@code java.lang.String}, no header, and a Hessian2
+ * response body is empty): class {@code java.lang.String}, no header, and a Hessian2
  * string with the message as content, serializer id 1 (Hessian2) whatever the request's was.
  * The Java bolt {@code RpcClient} maps the status to its exception before it looks at the body
  * (TIMEOUT → {@code InvokeTimeoutException}, SERVER_THREADPOOL_BUSY →

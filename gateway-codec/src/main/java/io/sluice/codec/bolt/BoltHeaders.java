@@ -7,7 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * The SOFARPC header map codec (spec §1.7): a plain concatenation of entries
+ * The SOFARPC header map codec: a plain concatenation of entries
  * {@code int32 keyLen | key UTF-8 | int32 valueLen | value UTF-8}, no count, no terminator.
  * A length of -1 means {@code null} and the pair is skipped on decode; the encoder omits pairs
  * whose key or value is {@code null}.

@@ -1,7 +1,8 @@
 package io.sluice.codec.bolt;
 
 /**
- * Wire constants of the SOFA Bolt protocol (shared spec {@code bolt-protocol.md} §1.2–§1.6).
+ * Wire constants of the SOFA Bolt protocol as bolt 1.6.12 writes it ({@code RpcProtocol} v1,
+ * {@code RpcProtocolV2} v2); {@link BoltFrameDecoder} draws the frame layouts.
  * All multi-byte integers on the wire are big-endian.
  */
 public final class BoltProtocol {
@@ -48,7 +49,7 @@ public final class BoltProtocol {
     /** Size of the CRC32 trailer. */
     public static final int CRC_LENGTH = 4;
 
-    /** SOFARPC header keys used for routing (spec §1.8). */
+    /** SOFARPC header keys used for routing, in the order the proxy consults them. */
     public static final String HEADER_SERVICE = "service";
     public static final String HEADER_TARGET_SERVICE = "sofa_head_target_service";
     public static final String HEADER_METHOD_NAME = "sofa_head_method_name";

@@ -1,7 +1,7 @@
 package io.sluice.codec.bolt;
 
 /**
- * Bolt response status values ({@code com.alipay.remoting.ResponseStatus}; spec §1.5).
+ * Bolt response status values (bolt 1.6.12's {@code com.alipay.remoting.ResponseStatus}).
  *
  * <p>Only these 13 values may be sent: the Java client's decoder throws on any other value and
  * sofaload indexes a 19-slot array with the raw value. Note the hex gap: 0x10–0x12 follow 9.

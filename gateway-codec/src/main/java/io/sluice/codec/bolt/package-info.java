@@ -1,15 +1,15 @@
 /**
  * SOFA Bolt framing (v1 and v2, CRC32), zero-copy.
  *
- * <p>Pipeline: {@link io.sluice.codec.bolt.BoltFrameDecoder} (per connection) and
- * {@link io.sluice.codec.bolt.BoltFrameEncoder#INSTANCE} (shared), then a handler that receives
- * {@link io.sluice.codec.bolt.BoltFrame} (owns it: write or release) and
- * {@link io.sluice.codec.bolt.BoltDecodeError} (no buffer; answer with
- * {@link io.sluice.codec.bolt.BoltFrames#codecErrorResponse} when
- * {@link io.sluice.codec.bolt.BoltDecodeError#answerable()}, then close unless
- * {@link io.sluice.codec.bolt.BoltDecodeError#recoverable()}).
+ * <p>Pipeline: {@link BoltFrameDecoder} (per connection) and
+ * {@link BoltFrameEncoder#INSTANCE} (shared), then a handler that receives
+ * {@link BoltFrame} (owns it: write or release) and
+ * {@link BoltDecodeError} (no buffer; answer with
+ * {@link BoltFrames#codecErrorResponse} when
+ * {@link BoltDecodeError#answerable()}, then close unless
+ * {@link BoltDecodeError#recoverable()}).
  *
- * <p>Proxy recipe (spec §1.10): route on {@code frame.service()}, then {@code targetService()},
+ * <p>Proxy recipe (what gateway-server's Bolt proxy does): route on {@code frame.service()}, then {@code targetService()},
  * {@code methodName()}; answer heartbeats with {@code BoltFrames.heartbeatAck}; for a request,
  * remember {@code requestId()}, {@code rewriteRequestId(upstreamId)} and write the same frame
  * upstream; on the response, {@code rewriteRequestId(originalId)} and write it downstream; make

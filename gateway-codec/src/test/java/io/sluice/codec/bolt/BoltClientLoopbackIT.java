@@ -29,6 +29,7 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
@@ -69,7 +70,7 @@ class BoltClientLoopbackIT {
             server.close().sync();
         }
         if (group != null) {
-            group.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).sync();
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).sync();
         }
     }
 

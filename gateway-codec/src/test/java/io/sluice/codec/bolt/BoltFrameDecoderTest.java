@@ -7,7 +7,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.stream.Stream;
 
@@ -107,7 +109,7 @@ class BoltFrameDecoderTest {
         assertThat(resp.cmdCode()).isEqualTo(BoltProtocol.CMD_RPC_RESPONSE);
         assertThat(resp.status()).isEqualTo(BoltStatus.SUCCESS);
         assertThat(resp.requestId()).isEqualTo(7);
-        assertThat(resp.contentBytes().toString(java.nio.charset.StandardCharsets.US_ASCII)).isEqualTo("\u0007echo:hi");
+        assertThat(resp.contentBytes().toString(StandardCharsets.US_ASCII)).isEqualTo("\u0007echo:hi");
         assertThat(resp.release()).isTrue();
     }
 
@@ -119,7 +121,7 @@ class BoltFrameDecoderTest {
         assertThat(f.service()).isEqualTo("com.alipay.test.TestService:1.0");
         assertThat(f.targetService()).isNull();
         assertThat(f.methodName()).isNull();
-        assertThat(f.headers()).containsExactly(java.util.Map.entry("service", "com.alipay.test.TestService:1.0"));
+        assertThat(f.headers()).containsExactly(Map.entry("service", "com.alipay.test.TestService:1.0"));
         assertThat(f.release()).isTrue();
     }
 

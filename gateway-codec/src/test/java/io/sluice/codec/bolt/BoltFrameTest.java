@@ -1,10 +1,12 @@
 package io.sluice.codec.bolt;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.sluice.codec.testing.Bufs;
 import org.junit.jupiter.api.Test;
 
+import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.zip.CRC32;
@@ -164,7 +166,7 @@ class BoltFrameTest {
     @Test
     void slicesAreViewsAndRetainedSlicesOutliveTheFrame() {
         BoltFrame f = decode(SOFALOAD_REQUEST);
-        assertThat(f.classBytes().toString(java.nio.charset.StandardCharsets.US_ASCII)).isEqualTo(BoltProtocol.SOFA_REQUEST_CLASS);
+        assertThat(f.classBytes().toString(StandardCharsets.US_ASCII)).isEqualTo(BoltProtocol.SOFA_REQUEST_CLASS);
         assertThat(f.headerBytes().readableBytes()).isEqualTo(46);
         ByteBuf content = f.retainedContentBytes();
         ByteBuf header = f.retainedHeaderBytes();
@@ -209,7 +211,7 @@ class BoltFrameTest {
     private static BoltFrame requestWithRawHeader(byte[] header) {
         byte[] frame = Wire.of().hex("01 01 0001 01 00000001 01 00000bb8 0000")
                 .hex(String.format("%04x", header.length)).i32(0)
-                .hex(io.netty.buffer.ByteBufUtil.hexDump(header)).bytes();
+                .hex(ByteBufUtil.hexDump(header)).bytes();
         return decode(frame);
     }
 

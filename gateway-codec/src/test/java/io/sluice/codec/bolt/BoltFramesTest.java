@@ -1,6 +1,8 @@
 package io.sluice.codec.bolt;
 
+import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.sluice.codec.testing.Bufs;
 import org.junit.jupiter.api.Test;
@@ -8,6 +10,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.stream.IntStream;
 import java.util.zip.CRC32;
 
 import static io.sluice.codec.bolt.BoltGolden.*;
@@ -145,7 +149,7 @@ class BoltFramesTest {
 
     @Test
     void requestBuilderRoundTrips() {
-        java.util.Map<String, String> headers = java.util.Map.of("service", "com.alipay.test.TestService:1.0");
+        Map<String, String> headers = Map.of("service", "com.alipay.test.TestService:1.0");
         var content = ALLOC.buffer().writeBytes(new byte[] {0x4f, 1, 2, 3, 4});
         BoltFrame req = BoltFrames.request(ALLOC, BoltFraming.V1, false, 1, 1, 5000, BoltProtocol.SOFA_REQUEST_CLASS,
                 headers, content);
@@ -159,7 +163,7 @@ class BoltFramesTest {
         BoltFrame frame = BoltFrames.heartbeat(ALLOC, BoltFraming.V1, 42);
         ch.writeOutbound(frame);
         assertThat(frame.refCnt()).isEqualTo(1); // the written buffer is the frame's own, handed on
-        io.netty.buffer.ByteBuf out = ch.readOutbound();
+        ByteBuf out = ch.readOutbound();
         assertThat(Wire.bytesOf(out)).isEqualTo(V1_HEARTBEAT);
         assertThat(out.release()).isTrue();
         assertThat(frame.refCnt()).isZero();
@@ -167,13 +171,13 @@ class BoltFramesTest {
     }
 
     static int[] definedErrorStatuses() {
-        return java.util.stream.IntStream.rangeClosed(0, 0xffff)
+        return IntStream.rangeClosed(0, 0xffff)
                 .filter(s -> BoltStatus.isDefined(s) && s != BoltStatus.SUCCESS).toArray();
     }
 
     private static void assertBytes(BoltFrame frame, byte[] expected) {
         try {
-            assertThat(Wire.hexOf(frame.content())).isEqualTo(io.netty.buffer.ByteBufUtil.hexDump(expected));
+            assertThat(Wire.hexOf(frame.content())).isEqualTo(ByteBufUtil.hexDump(expected));
             assertThat(frame.frameLength()).isEqualTo(expected.length);
         } finally {
             frame.release();

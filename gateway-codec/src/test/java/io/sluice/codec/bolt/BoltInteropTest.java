@@ -29,8 +29,10 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
+import java.io.Serializable;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -114,7 +116,7 @@ class BoltInteropTest {
         expected.put(BoltStatus.SERVER_SERIAL_EXCEPTION, SerializationException.class);
         expected.put(BoltStatus.SERVER_DESERIAL_EXCEPTION, DeserializationException.class);
         assertThat(expected.keySet()).containsExactlyInAnyOrder(
-                java.util.Arrays.stream(BoltFramesTest.definedErrorStatuses()).boxed().toArray(Integer[]::new));
+                Arrays.stream(BoltFramesTest.definedErrorStatuses()).boxed().toArray(Integer[]::new));
 
         for (Map.Entry<Integer, Class<? extends Throwable>> e : expected.entrySet()) {
             int status = e.getKey();
@@ -167,7 +169,7 @@ class BoltInteropTest {
     }
 
     /** Runs bolt's own encoder, with the channel pinned to {@code framing} as bolt pins it. */
-    private static byte[] boltEncode(BoltFraming framing, java.io.Serializable cmd) {
+    private static byte[] boltEncode(BoltFraming framing, Serializable cmd) {
         EmbeddedChannel ch = new EmbeddedChannel(new RpcCodec().newEncoder());
         ch.attr(Connection.PROTOCOL).set(ProtocolCode.fromBytes((byte) framing.protocol()));
         if (framing.protocol() == BoltProtocol.PROTOCOL_V2) {

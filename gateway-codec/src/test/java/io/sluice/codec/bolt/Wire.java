@@ -1,6 +1,7 @@
 package io.sluice.codec.bolt;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.sluice.codec.testing.Bufs;
 
@@ -68,7 +69,7 @@ final class Wire {
     }
 
     static String hexOf(ByteBuf buf) {
-        return io.netty.buffer.ByteBufUtil.hexDump(buf);
+        return ByteBufUtil.hexDump(buf);
     }
 
     /** All inbound messages currently queued. */

@@ -1,5 +1,7 @@
 package io.sluice.core.config;
 
+import java.util.Locale;
+
 /**
  * How the path of a request is normalized before it is routed and forwarded (dot segments are
  * always removed and percent-encoded unreserved characters decoded; see docs/security.md).
@@ -14,7 +16,7 @@ public record PathOptions(EscapedSlashes escapedSlashes, boolean mergeSlashes) {
         REJECT, KEEP, DECODE;
 
         public String jsonName() {
-            return name().toLowerCase(java.util.Locale.ROOT);
+            return name().toLowerCase(Locale.ROOT);
         }
     }
 

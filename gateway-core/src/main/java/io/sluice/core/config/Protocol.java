@@ -1,5 +1,7 @@
 package io.sluice.core.config;
 
+import java.util.Locale;
+
 /** What a listener speaks to its clients, and what a cluster's hosts speak. */
 public enum Protocol {
     HTTP,
@@ -12,6 +14,6 @@ public enum Protocol {
 
     /** The name in config files, metrics and the admin API: {@code http}, {@code bolt}, {@code auto}. */
     public String jsonName() {
-        return name().toLowerCase(java.util.Locale.ROOT);
+        return name().toLowerCase(Locale.ROOT);
     }
 }

@@ -16,6 +16,7 @@ import io.netty.util.concurrent.GlobalEventExecutor;
 import io.sluice.core.config.AdminConfig;
 import io.sluice.server.transport.Sockets;
 
+import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.util.concurrent.CompletableFuture;
 
@@ -37,7 +38,7 @@ public final class AdminServer {
 
     /**
      * Binds {@code admin.address:admin.port} on {@code loop}. Completes with the listening channel,
-     * or fails with a {@link java.net.BindException} naming the address and port
+     * or fails with a {@link BindException} naming the address and port
      * ({@code cannot listen on 127.0.0.1:34901 (admin): Address already in use}).
      */
     public CompletableFuture<Channel> bind(EventLoopGroup loop, Class<? extends ServerChannel> channelType) {

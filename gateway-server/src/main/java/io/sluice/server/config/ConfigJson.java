@@ -5,9 +5,11 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sluice.core.config.AccessLogConfig;
 import io.sluice.core.config.AdminConfig;
 import io.sluice.core.config.BoltOptions;
 import io.sluice.core.config.ClusterConfig;
+import io.sluice.core.config.DurationFormat;
 import io.sluice.core.config.GatewayConfig;
 import io.sluice.core.config.HeaderMatch;
 import io.sluice.core.config.HealthCheckConfig;
@@ -23,7 +25,6 @@ import io.sluice.core.config.SlowStartConfig;
 import io.sluice.core.config.StatusRange;
 import io.sluice.core.config.StringMatch;
 import io.sluice.core.config.TransportConfig;
-import io.sluice.core.config.DurationFormat;
 
 import java.time.Duration;
 import java.util.Locale;
@@ -67,7 +68,7 @@ public final class ConfigJson {
         root.putObject("transport").put("type", t.type()).put("worker_threads", t.workerThreads()).put("backlog", t.backlog())
                 .put("reuse_port", t.reusePort());
         root.put("drain_timeout", d(c.drainTimeout()));
-        io.sluice.core.config.AccessLogConfig al = c.accessLog();
+        AccessLogConfig al = c.accessLog();
         root.putObject("access_log").put("enabled", al.enabled()).put("path", al.path()).put("format", al.format())
                 .put("queue_size", al.queueSize());
         root.putObject("watch_config").put("enabled", c.watchConfig().enabled()).put("interval", d(c.watchConfig().interval()));

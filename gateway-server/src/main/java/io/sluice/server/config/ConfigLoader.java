@@ -32,6 +32,8 @@ import io.sluice.core.config.TransportConfig;
 import io.sluice.core.config.WatchConfig;
 
 import java.io.IOException;
+import java.math.BigDecimal;
+import java.math.MathContext;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -100,7 +102,7 @@ public final class ConfigLoader {
     }
 
     private static String number(double v) {
-        return java.math.BigDecimal.valueOf(v).round(new java.math.MathContext(6)).stripTrailingZeros().toPlainString();
+        return BigDecimal.valueOf(v).round(new MathContext(6)).stripTrailingZeros().toPlainString();
     }
 
     /** A slow-start floor under this fraction is allowed but warned about. */

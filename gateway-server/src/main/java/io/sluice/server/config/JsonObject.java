@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import java.util.function.BiFunction;
+import java.util.function.Predicate;
 
 /**
  * A JSON object being read by the config loader: it knows its JSON path, so every error names
@@ -84,7 +85,7 @@ final class JsonObject {
      * A key this gateway implements only with the values {@code supported} accepts (for example
      * {@code "bind_port": true}); any other value is an error naming the path and the value.
      */
-    void rejectUnless(String key, java.util.function.Predicate<JsonNode> supported, String why) {
+    void rejectUnless(String key, Predicate<JsonNode> supported, String why) {
         JsonNode v = raw(key);
         if (v != null && !supported.test(v)) {
             throw new ConfigException(at(key), describe(v), why);

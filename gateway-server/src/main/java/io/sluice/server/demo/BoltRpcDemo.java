@@ -21,7 +21,9 @@ final class BoltRpcDemo implements AutoCloseable {
 
     private BoltRpcDemo(String host, int port, boolean ioThread) {
         registerRawSofaRequestSerializer();
-        server = new RpcServer(host, port, true);
+        // no server-side connection manager: the demo never calls its clients, and the manager logs
+        // a warning for every connection that closes
+        server = new RpcServer(host, port, false);
         server.registerUserProcessor(new SyncUserProcessor<Object>() {
             @Override
             public Object handleRequest(BizContext ctx, Object request) {

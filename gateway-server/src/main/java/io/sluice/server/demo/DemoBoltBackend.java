@@ -1,5 +1,8 @@
 package io.sluice.server.demo;
 
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
 /**
  * A real bolt {@code RpcServer} (sofa-bolt) for the embedded default config and for tests. It
  * answers:
@@ -50,7 +53,44 @@ public final class DemoBoltBackend implements AutoCloseable {
      */
     public static DemoBoltBackend start(String host, int port, boolean ioThread) {
         requireBolt(DemoBoltBackend.class.getClassLoader());
+        quietBoltLogging();
         return new DemoBoltBackend(BoltRpcDemo.start(host, port, ioThread)); // throws if it cannot bind
+    }
+
+    /**
+     * The bolt library logs six or more lines at INFO for every connection (registered, active,
+     * user events, closed, inactive, unregistered); at WARN it still says what matters. Bolt's
+     * loggers come from sofa-common-tools, which configures a logging library it finds (logback,
+     * log4j2, log4j: bolt's files under {@code ~/logs/bolt} at level
+     * {@code com.alipay.remoting.client.log.level}) or else hands every line to one SLF4J logger,
+     * {@code com.alipay.sofa.common.log} (in the standalone jar: slf4j-simple, whose per-logger
+     * level is the system property {@code org.slf4j.simpleLogger.log.<name>}). Both levels are set
+     * to WARN here, before bolt creates its loggers, unless the user set them. The first request
+     * also makes Hessian warn through java.util.logging that it cannot open JDK fields by
+     * reflection (harmless: it works without), and sofa-common-tools say on stderr that it found no
+     * logging library for Hessian's space: those are quieted too (Hessian's JUL loggers at SEVERE
+     * unless a JUL config file or class is given; sofa-common-tools' own level at ERROR).
+     */
+    static void quietBoltLogging() {
+        setIfAbsent("com.alipay.remoting.client.log.level", "WARN");
+        setIfAbsent("org.slf4j.simpleLogger.log." + SOFA_FALLBACK_LOGGER, "warn");
+        setIfAbsent("sofa.middleware.log.internal.level", "ERROR");
+        if (System.getProperty("java.util.logging.config.file") == null
+                && System.getProperty("java.util.logging.config.class") == null) {
+            HESSIAN_JUL.setLevel(Level.SEVERE);
+        }
+    }
+
+    /** Held here: java.util.logging keeps only weak references to loggers, and would forget the level. */
+    private static final Logger HESSIAN_JUL = Logger.getLogger("com.caucho.hessian");
+
+    /** The one SLF4J logger sofa-common-tools gives bolt when it finds no logging library it configures. */
+    static final String SOFA_FALLBACK_LOGGER = "com.alipay.sofa.common.log";
+
+    private static void setIfAbsent(String key, String value) {
+        if (System.getProperty(key) == null) {
+            System.setProperty(key, value);
+        }
     }
 
     /** Throws an {@link IllegalStateException} saying what to add when bolt cannot be loaded by {@code loader}. */

@@ -21,10 +21,12 @@ import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
+import io.sluice.core.config.TransportConfig;
 import io.sluice.server.transport.Transport;
 
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A tiny real HTTP/1.1 server that answers every request with its own address, e.g.
@@ -48,7 +50,7 @@ public final class DemoHttpBackend implements AutoCloseable {
 
     /** Starts a backend on {@code host:port} (0 = a free port) with its own single event loop. */
     public static DemoHttpBackend start(String host, int port, String label) throws InterruptedException {
-        Transport t = Transport.select(io.sluice.core.config.TransportConfig.defaults());
+        Transport t = Transport.select(TransportConfig.defaults());
         return start(t, t.newGroup(1, "sluice-demo"), true, host, port, label);
     }
 
@@ -87,7 +89,7 @@ public final class DemoHttpBackend implements AutoCloseable {
     public void close() {
         channel.close().syncUninterruptibly();
         if (ownsGroup) {
-            group.shutdownGracefully(0, 1, java.util.concurrent.TimeUnit.SECONDS).syncUninterruptibly();
+            group.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
         }
     }
 

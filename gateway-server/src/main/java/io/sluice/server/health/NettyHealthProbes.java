@@ -33,6 +33,7 @@ import io.sluice.lb.HealthProbe;
 import io.sluice.lb.ProbeCallback;
 import io.sluice.server.transport.Transport;
 
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -98,7 +99,7 @@ public final class NettyHealthProbes implements HealthProbe.Factory {
                 f.channel().eventLoop().schedule(() -> {
                     report.complete(false, "no answer within " + hc.timeout().toMillis() + " ms");
                     f.channel().close();
-                }, hc.timeout().toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+                }, hc.timeout().toMillis(), TimeUnit.MILLISECONDS);
             }
         });
     }

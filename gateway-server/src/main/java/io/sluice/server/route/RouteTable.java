@@ -7,6 +7,7 @@ import io.sluice.core.config.RouteMatch;
 import io.sluice.lb.ClusterBalancer;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -28,9 +29,9 @@ public final class RouteTable {
 
     private RouteTable(Route[] routes) {
         this.routes = routes;
-        this.httpRoutes = java.util.Arrays.stream(routes)
+        this.httpRoutes = Arrays.stream(routes)
                 .filter(r -> r.cluster().config().protocol() == Protocol.HTTP).toArray(Route[]::new);
-        this.boltRoutes = java.util.Arrays.stream(routes)
+        this.boltRoutes = Arrays.stream(routes)
                 .filter(r -> r.cluster().config().protocol() == Protocol.BOLT).toArray(Route[]::new);
         boolean host = false;
         boolean path = false;

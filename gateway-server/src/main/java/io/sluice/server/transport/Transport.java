@@ -1,6 +1,7 @@
 package io.sluice.server.transport;
 
 import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
@@ -9,6 +10,7 @@ import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.ServerChannel;
 import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollChannelOption;
 import io.netty.channel.epoll.EpollIoHandler;
 import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.epoll.EpollSocketChannel;
@@ -17,6 +19,7 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.channel.uring.IoUring;
+import io.netty.channel.uring.IoUringChannelOption;
 import io.netty.channel.uring.IoUringIoHandler;
 import io.netty.channel.uring.IoUringServerSocketChannel;
 import io.netty.channel.uring.IoUringSocketChannel;
@@ -80,8 +83,8 @@ public enum Transport {
     /** The option that lets several listening sockets share a port (SO_REUSEPORT), or null (NIO). */
     public ChannelOption<Boolean> reusePortOption() {
         return switch (this) {
-            case EPOLL -> io.netty.channel.epoll.EpollChannelOption.SO_REUSEPORT;
-            case IO_URING -> io.netty.channel.uring.IoUringChannelOption.SO_REUSEPORT;
+            case EPOLL -> EpollChannelOption.SO_REUSEPORT;
+            case IO_URING -> IoUringChannelOption.SO_REUSEPORT;
             case NIO -> null;
         };
     }
@@ -108,8 +111,13 @@ public enum Transport {
     }
 
     /** The buffer allocator of every data-path channel. */
-    public static io.netty.buffer.ByteBufAllocator allocator() {
+    public static ByteBufAllocator allocator() {
         return PooledByteBufAllocator.DEFAULT;
+    }
+
+    /** The number of worker event loops {@code config} asks for: {@code worker_threads}, or one per core when 0. */
+    public static int workerThreads(TransportConfig config) {
+        return config.workerThreads() > 0 ? config.workerThreads() : Runtime.getRuntime().availableProcessors();
     }
 
     /** A new group of {@code threads} event loops whose threads are named {@code prefix-N}. */

@@ -5,9 +5,11 @@ import io.sluice.core.config.ConfigException;
 import io.sluice.core.config.GatewayConfig;
 import io.sluice.core.config.HealthCheckConfig;
 import io.sluice.core.config.HostConfig;
+import io.sluice.core.config.HttpOptions;
 import io.sluice.core.config.LbPolicy;
 import io.sluice.core.config.ListenerConfig;
 import io.sluice.core.config.OutlierConfig;
+import io.sluice.core.config.PathOptions;
 import io.sluice.core.config.Protocol;
 import io.sluice.core.config.RouteConfig;
 import io.sluice.core.config.StatusRange;
@@ -490,10 +492,10 @@ class ConfigLoaderTest {
                  "clusters": [{"name": "api", "hosts": ["127.0.0.1:9001"],
                                "outlier": {"base_ejection_time": "20s"}}]}""";
         assertThat(ConfigLoader.parse(json, "t.json").config().cluster("api").outlier().ejectionDecay())
-                .isEqualTo(java.time.Duration.ofSeconds(20));
+                .isEqualTo(Duration.ofSeconds(20));
         String withDecay = json.replace("\"20s\"}", "\"20s\", \"ejection_decay\": \"2m\"}");
         assertThat(ConfigLoader.parse(withDecay, "t.json").config().cluster("api").outlier().ejectionDecay())
-                .isEqualTo(java.time.Duration.ofMinutes(2));
+                .isEqualTo(Duration.ofMinutes(2));
         assertThat(error(withDecay.replace("\"2m\"", "\"0s\""))).startsWith("$.clusters[0].outlier.ejection_decay:");
     }
 
@@ -503,12 +505,12 @@ class ConfigLoaderTest {
 
     @Test
     void httpHardeningOptionsAreReadWithDefaults() {
-        io.sluice.core.config.HttpOptions d = nat(MIN).listeners().get(0).http();
+        HttpOptions d = nat(MIN).listeners().get(0).http();
         assertThat(d.trustedProxies()).isEmpty();
-        assertThat(d.path()).isEqualTo(io.sluice.core.config.PathOptions.defaults());
+        assertThat(d.path()).isEqualTo(PathOptions.defaults());
         assertThat(d.maxResponseHeaderSize()).isEqualTo(65536);
 
-        io.sluice.core.config.HttpOptions h = nat(withHttp("""
+        HttpOptions h = nat(withHttp("""
                 {"trusted_proxies": ["10.0.0.0/8", "192.168.1.7", "fd00::/8", "::1"],
                  "path": {"escaped_slashes": "decode", "merge_slashes": true},
                  "max_response_header_size": "128KiB"}""")).listeners().get(0).http();
@@ -524,7 +526,7 @@ class ConfigLoaderTest {
         assertThat(h.trusts(v6)).isTrue();
         v6[0] = (byte) 0xfe;
         assertThat(h.trusts(v6)).isFalse();
-        assertThat(h.path().escapedSlashes()).isEqualTo(io.sluice.core.config.PathOptions.EscapedSlashes.DECODE);
+        assertThat(h.path().escapedSlashes()).isEqualTo(PathOptions.EscapedSlashes.DECODE);
         assertThat(h.path().mergeSlashes()).isTrue();
         assertThat(h.maxResponseHeaderSize()).isEqualTo(128 << 10);
     }

@@ -3,6 +3,7 @@ package io.sluice.server.health;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.sluice.core.config.ClusterConfig;
 import io.sluice.core.config.GatewayConfig;
+import io.sluice.core.config.HttpOptions;
 import io.sluice.core.config.RouteConfig;
 import io.sluice.core.config.SlowStartConfig;
 import io.sluice.server.Gateway;
@@ -30,7 +31,7 @@ class HostMetricsIT {
             String hb = "127.0.0.1:" + b.port();
             String hc = "127.0.0.1:" + c.port();
             GatewayConfig base = GatewayFixture.simple(List.of(GatewayFixture.host(a, 1), GatewayFixture.host(b, 3)),
-                    io.sluice.core.config.HttpOptions.defaults());
+                    HttpOptions.defaults());
             ClusterConfig slow = base.clusters().get(0).withSlowStart(SlowStartConfig.of(Duration.ofMinutes(10)));
             try (Gateway g = GatewayFixture.start(base.withClusters(List.of(slow)))) {
                 PrometheusMeterRegistry prom = (PrometheusMeterRegistry) g.meterRegistry();

@@ -32,13 +32,38 @@ public final class GatewayProcess implements AutoCloseable {
 
     /** {@code java <JVM_ARGS> -jar target/sluice.jar args...} */
     public static GatewayProcess start(String... args) throws IOException {
+        return new GatewayProcess(new ProcessBuilder(command(args)).redirectErrorStream(true).start());
+    }
+
+    /**
+     * The same command run by {@code /bin/sh} with SIGINT ignored ({@code trap '' INT; exec ...}), as
+     * a job started in the background of a non-interactive shell inherits it. {@code /bin/sh} must exist.
+     */
+    public static GatewayProcess startWithSigintIgnored(String... args) throws IOException {
+        StringBuilder script = new StringBuilder("trap '' INT; exec");
+        for (String arg : command(args)) {
+            script.append(" '").append(arg.replace("'", "'\\''")).append('\'');
+        }
+        return new GatewayProcess(new ProcessBuilder("/bin/sh", "-c", script.toString()).redirectErrorStream(true).start());
+    }
+
+    private static List<String> command(String... args) {
         List<String> cmd = new ArrayList<>();
         cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         cmd.addAll(JVM_ARGS);
         cmd.add("-jar");
         cmd.add(JAR.toString());
         cmd.addAll(List.of(args));
-        return new GatewayProcess(new ProcessBuilder(cmd).redirectErrorStream(true).start());
+        return cmd;
+    }
+
+    /**
+     * Sends SIGTERM without closing the output pipe ({@link Process#destroy()} closes it, losing what
+     * the gateway prints while it stops) and waits; returns the exit code.
+     */
+    public int sigterm(Duration timeout) throws InterruptedException {
+        process.toHandle().destroy();
+        return awaitExit(timeout);
     }
 
     public Process process() {

@@ -37,6 +37,7 @@ import io.netty.util.ReferenceCountUtil;
 
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -153,7 +154,7 @@ public final class TestBackend implements AutoCloseable {
                     ctx.writeAndFlush(r);
                 }
                 case "/download" -> {
-                    Map<String, java.util.List<String>> q = new QueryStringDecoder(req.uri()).parameters();
+                    Map<String, List<String>> q = new QueryStringDecoder(req.uri()).parameters();
                     long n = Long.parseLong(q.get("bytes").get(0));
                     boolean chunked = q.containsKey("chunked");
                     HttpResponse r = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
