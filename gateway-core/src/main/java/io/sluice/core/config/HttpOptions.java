@@ -26,17 +26,23 @@ import java.util.List;
  *                              appended to); from anyone else they are replaced. Empty: nobody.
  * @param path                  path normalization rules
  * @param maxResponseHeaderSize total size of response headers from an upstream (larger: 502)
+ * @param minRequestBodyRate    bytes per second a request body must average while the gateway reads
+ *                              it, once {@code requestBodyTimeout} has passed since the head (every
+ *                              {@code minRequestBodyRate} bytes received buy one more second) → 408,
+ *                              or a close if the response has started; 0 = no rate rule
  */
 public record HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxRequestBodyBytes,
                           Duration idleTimeout, Duration requestHeaderTimeout, boolean preserveHost,
                           boolean xForwarded, Duration requestBodyTimeout, Duration writeTimeout,
                           Duration drainGrace, List<CidrRange> trustedProxies, PathOptions path,
-                          int maxResponseHeaderSize) {
+                          int maxResponseHeaderSize, long minRequestBodyRate) {
 
     public static final Duration DEFAULT_REQUEST_BODY_TIMEOUT = Duration.ofSeconds(30);
     public static final Duration DEFAULT_WRITE_TIMEOUT = Duration.ofSeconds(30);
     public static final Duration DEFAULT_DRAIN_GRACE = Duration.ofMillis(500);
     public static final int DEFAULT_MAX_RESPONSE_HEADER_SIZE = 65536;
+    /** Default {@code min_request_body_rate}: bytes per second (the rate Apache httpd's mod_reqtimeout defaults to). */
+    public static final long DEFAULT_MIN_REQUEST_BODY_RATE = 500;
 
     public HttpOptions {
         Checks.range("max_initial_line_length", maxInitialLineLength, 256, 1 << 20);
@@ -51,6 +57,7 @@ public record HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxR
         trustedProxies = trustedProxies == null ? List.of() : List.copyOf(trustedProxies);
         path = path == null ? PathOptions.defaults() : path;
         Checks.range("max_response_header_size", maxResponseHeaderSize, 1024, 1 << 20);
+        Checks.atLeast("min_request_body_rate", minRequestBodyRate, 0);
     }
 
     public static HttpOptions defaults() {
@@ -100,6 +107,7 @@ public record HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxR
         b.trustedProxies = trustedProxies;
         b.path = path;
         b.maxResponseHeaderSize = maxResponseHeaderSize;
+        b.minRequestBodyRate = minRequestBodyRate;
         return b;
     }
 
@@ -121,6 +129,7 @@ public record HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxR
         private List<CidrRange> trustedProxies = List.of();
         private PathOptions path = PathOptions.defaults();
         private int maxResponseHeaderSize = DEFAULT_MAX_RESPONSE_HEADER_SIZE;
+        private long minRequestBodyRate = DEFAULT_MIN_REQUEST_BODY_RATE;
 
         private Builder() {
         }
@@ -190,10 +199,15 @@ public record HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxR
             return this;
         }
 
+        public Builder minRequestBodyRate(long minRequestBodyRate) {
+            this.minRequestBodyRate = minRequestBodyRate;
+            return this;
+        }
+
         public HttpOptions build() {
             return new HttpOptions(maxInitialLineLength, maxHeaderSize, maxRequestBodyBytes, idleTimeout,
                     requestHeaderTimeout, preserveHost, xForwarded, requestBodyTimeout, writeTimeout, drainGrace,
-                    trustedProxies, path, maxResponseHeaderSize);
+                    trustedProxies, path, maxResponseHeaderSize, minRequestBodyRate);
         }
     }
 }

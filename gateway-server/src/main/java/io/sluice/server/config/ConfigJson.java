@@ -90,7 +90,7 @@ public final class ConfigJson {
                     .put("preserve_host", h.preserveHost()).put("x_forwarded", h.xForwarded())
                     .put("request_body_timeout", d(h.requestBodyTimeout())).put("write_timeout", d(h.writeTimeout()))
                     .put("drain_grace", d(h.drainGrace()))
-                    .put("max_response_header_size", h.maxResponseHeaderSize());
+                    .put("max_response_header_size", h.maxResponseHeaderSize()).put("min_request_body_rate", h.minRequestBodyRate());
             ArrayNode trusted = hn.putArray("trusted_proxies");
             h.trustedProxies().forEach(r -> trusted.add(r.toString()));
             hn.putObject("path").put("escaped_slashes", h.path().escapedSlashes().jsonName())

@@ -188,9 +188,10 @@ public final class ConfigLoader {
         PathOptions path = pathOptions(o.object("path"));
         int responseHeader = (int) Math.min(Integer.MAX_VALUE,
                 o.bytes("max_response_header_size", d.maxResponseHeaderSize()));
+        long minBodyRate = o.bytes("min_request_body_rate", d.minRequestBodyRate());
         o.finish();
         return build(o.path(), () -> new HttpOptions(line, header, body, idle, head, preserveHost, xff, bodyTimeout,
-                write, grace, trusted, path, responseHeader));
+                write, grace, trusted, path, responseHeader, minBodyRate));
     }
 
     /** {@code "10.0.0.0/8"}, {@code "192.168.1.7"}, {@code "fd00::/8"}: address literals only, never names. */

@@ -99,6 +99,13 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     private boolean requestHasBody;
     private boolean requestComplete;
     private long requestBodyBytes;
+    /**
+     * The minimum body rate's clock: when the request head was read, moved later by every span in
+     * which the gateway held reads (a slow upstream is not the client's fault). 0 = no rate rule.
+     */
+    private long bodyRateStart;
+    /** When the gateway stopped reading the client (0 = it reads). */
+    private long readsHeldSince;
     private Route route;
     private ClusterBalancer cluster;
     private Host host;
@@ -323,6 +330,8 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         keepAlive = req.isKeepAlive() && !lc.draining() && !closeAfterResponse;
         requestHasBody = req.hasBody();
         requestComplete = req.isComplete();
+        bodyRateStart = requestComplete || options.minRequestBodyRate() == 0 ? 0 : start;
+        readsHeldSince = bodyRateStart != 0 && !ctx.channel().config().isAutoRead() ? start : 0;
 
         // Route on what the upstream will see: the authority of an absolute-form target (RFC 9112
         // §3.2.2) or else Host, and the normalized path (the one that is forwarded).
@@ -664,7 +673,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
      * reading: 408 if nothing was answered yet, else just the close (the response cannot be
      * finished). The upstream connection is closed: its request is cut off mid-body.
      */
-    private void onBodyTimeout(HttpOptions o) {
+    private void onBodyTimeout(HttpOptions o, boolean tooSlow) {
         if (state == State.DISCARDING) { // the answer went out already; only the rest of the body was awaited
             state = State.CLOSED;
             releaseQueue();
@@ -681,8 +690,11 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         keepAlive = false;
-        respondError(HttpResponseStatus.REQUEST_TIMEOUT, "request body: no bytes received for "
-                + o.requestBodyTimeout().toMillis() + " ms", RequestOutcome.BODY_TIMEOUT, true);
+        respondError(HttpResponseStatus.REQUEST_TIMEOUT, tooSlow
+                ? "request body: " + requestBodyBytes + " bytes in " + (ticker.nanoTime() - bodyRateStart) / 1_000_000
+                        + " ms, below the minimum rate of " + o.minRequestBodyRate() + " bytes/s"
+                : "request body: no bytes received for " + o.requestBodyTimeout().toMillis() + " ms",
+                RequestOutcome.BODY_TIMEOUT, true);
     }
 
     /**
@@ -832,8 +844,15 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
                 && (upstream == null || upstream.isWritable());
         if (ctx.channel().config().isAutoRead() != want) {
             ctx.channel().config().setAutoRead(want);
+            long now = ticker.nanoTime();
             if (want) {
-                lastActivity = ticker.nanoTime(); // the body-read timeout counts only while the gateway reads
+                lastActivity = now; // the body-read timeout counts only while the gateway reads
+                if (readsHeldSince != 0) {
+                    bodyRateStart += now - readsHeldSince; // and so does the minimum rate
+                    readsHeldSince = 0;
+                }
+            } else if (bodyRateStart != 0) {
+                readsHeldSince = now;
             }
         }
     }
@@ -926,6 +945,17 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
+    /**
+     * When the body received so far falls below {@code min_request_body_rate}: after the grace of
+     * {@code request_body_timeout} from the head, every {@code rate} bytes buy one more second.
+     */
+    private long bodyRateDue(HttpOptions o) {
+        long rate = o.minRequestBodyRate();
+        long bytes = requestBodyBytes;
+        long earned = bytes / rate * 1_000_000_000L + bytes % rate * 1_000_000_000L / rate;
+        return bodyRateStart + o.requestBodyTimeout().toNanos() + earned;
+    }
+
     private static long earlier(long a, long b) {
         return a - b <= 0 ? a : b;
     }
@@ -950,10 +980,18 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
                 && ctx.channel().config().isAutoRead()) {
             long due = lastActivity + o.requestBodyTimeout().toNanos();
             if (now - due >= 0) {
-                onBodyTimeout(o);
+                onBodyTimeout(o, false);
                 return;
             }
             next = earlier(next, due);
+            if (state == State.PROXYING && bodyRateStart != 0) {
+                long rateDue = bodyRateDue(o);
+                if (now - rateDue >= 0) {
+                    onBodyTimeout(o, true);
+                    return;
+                }
+                next = earlier(next, rateDue);
+            }
         }
         if (state == State.CONNECTING && connectDeadline != 0) {
             if (now - connectDeadline >= 0) {

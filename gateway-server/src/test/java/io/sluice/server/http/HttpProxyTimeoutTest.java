@@ -55,6 +55,7 @@ class HttpProxyTimeoutTest {
     final Map<EventExecutor, HttpUpstreamPool> pools = new IdentityHashMap<>();
     final ListenerMetrics metrics = new ListenerMetrics(new SimpleMeterRegistry(), "web", "http");
     HttpListenerContext lc;
+    final RouteTable routes;
     EmbeddedChannel client;
 
     HttpProxyTimeoutTest() {
@@ -63,7 +64,9 @@ class HttpProxyTimeoutTest {
         ClusterBalancer c = ClusterBalancer.create(cc, new LbContext(clock, new SplittableRandom(1)));
         RouteTable routes = RouteTable.compile(List.of(RouteConfig.to("c")), Map.of("c", c));
         HttpOptions o = HttpOptions.builder().idleTimeout(IDLE).requestHeaderTimeout(HEAD).xForwarded(false)
-                .requestBodyTimeout(BODY).writeTimeout(WRITE).drainGrace(GRACE).build();
+                .requestBodyTimeout(BODY).writeTimeout(WRITE).drainGrace(GRACE)
+                .minRequestBodyRate(0).build(); // the rate rule's own tests turn it on (minRate)
+        this.routes = routes;
         lc = new HttpListenerContext("web", routes, o, metrics,
                 e -> pools.computeIfAbsent(e, l -> new HttpUpstreamPool((EventLoop) l, upstreams.template((EventLoop) l), n -> null)),
                 e -> clock);
@@ -291,6 +294,72 @@ class HttpProxyTimeoutTest {
         assertThat(client.isOpen()).isFalse();
         assertThat(up.isOpen()).isFalse();
         assertThat(metrics.count(RequestOutcome.BODY_TIMEOUT)).isEqualTo(1);
+    }
+
+    /** Turns on {@code min_request_body_rate} (bytes per second), as a reload would. */
+    private void minRate(long bytesPerSecond) {
+        lc.update(routes, lc.options().toBuilder().minRequestBodyRate(bytesPerSecond).build());
+    }
+
+    @Test
+    void aBodyBelowTheMinimumRateIsAnswered408ExactlyWhenItFallsBehind() throws Exception {
+        minRate(1000); // after the grace (BODY = 700 ms from the head), every 1000 bytes buy a second
+        connectClient();
+        send(SLOW_POST); // 3 body bytes
+        EmbeddedChannel up = upstreams.last();
+        drainText(up);
+        advance(Duration.ofMillis(600));
+        send("x".repeat(497)); // 500 bytes: due at head + 700 ms + 500 ms; the idle rule only at + 1300 ms
+        drainText(up);
+
+        advanceNanos(Duration.ofMillis(600).toNanos() - 1);
+        assertThat(drainText(client)).isEmpty();
+        assertThat(up.isOpen()).isTrue();
+        advanceNanos(1);
+        assertThat(drainText(client)).startsWith("HTTP/1.1 408 ").contains("below the minimum rate of 1000 bytes/s");
+        assertThat(client.isOpen()).isFalse();
+        assertThat(up.isOpen()).as("the upstream connection, cut off mid-body, is closed").isFalse();
+        assertThat(metrics.count(RequestOutcome.BODY_TIMEOUT)).isEqualTo(1);
+    }
+
+    @Test
+    void aTrickleThatBeatsTheIdleTimeoutStillFallsBelowTheDefaultRate() throws Exception {
+        minRate(HttpOptions.DEFAULT_MIN_REQUEST_BODY_RATE); // slowhttptest -B: a few bytes every 10 s, idle rule never fires
+        connectClient();
+        send(SLOW_POST);
+        EmbeddedChannel up = upstreams.last();
+        long sent = 3;
+        for (int i = 0; i < 100 && client.isOpen(); i++) {
+            advance(BODY.dividedBy(2));
+            if (client.isOpen()) {
+                send("0123456789");
+                sent += 10;
+            }
+            drainText(up);
+        }
+        assertThat(client.isOpen()).as("cut by the rate rule, not kept open by the trickle").isFalse();
+        assertThat(drainText(client)).startsWith("HTTP/1.1 408 ").contains("below the minimum rate");
+        assertThat(sent).isLessThan(100);
+    }
+
+    @Test
+    void theMinimumRateDoesNotCountTimeTheGatewayHoldsReads() throws Exception {
+        minRate(1000);
+        connectClient();
+        send(SLOW_POST); // 3 bytes: due at head + 703 ms
+        EmbeddedChannel up = upstreams.last();
+        drainText(up);
+        advance(Duration.ofMillis(100));
+        writable(up, false); // upstream backpressure for 5 s
+        advance(Duration.ofSeconds(5));
+        assertThat(client.isOpen()).as("the client is not the slow one").isTrue();
+        writable(up, true);
+        send("y"); // keeps the idle rule away; 4 bytes: due at head + 5 s (held) + 704 ms
+        drainText(up);
+        advanceNanos(Duration.ofMillis(604).toNanos() - 1);
+        assertThat(client.isOpen()).isTrue();
+        advanceNanos(1);
+        assertThat(drainText(client)).startsWith("HTTP/1.1 408 ").contains("below the minimum rate");
     }
 
     @Test
