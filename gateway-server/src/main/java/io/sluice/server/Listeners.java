@@ -22,7 +22,8 @@ import io.sluice.server.accesslog.AccessLog;
 import io.sluice.server.admin.AdminHandler;
 import io.sluice.server.bolt.BoltListenerContext;
 import io.sluice.server.bolt.BoltServerInitializer;
-import io.sluice.server.http.DrainEvent;
+import io.sluice.server.channel.DrainEvent;
+import io.sluice.server.channel.SluicePipeline;
 import io.sluice.server.http.HttpListenerContext;
 import io.sluice.server.http.HttpServerInitializer;
 import io.sluice.server.metrics.GatewayMetrics;
@@ -398,9 +399,9 @@ final class Listeners {
                 channels.add(ch);
                 ChannelHandler meter = lm.newConnectionHandler(http::draining);
                 if (meter != null) {
-                    ch.pipeline().addLast("meter", meter);
+                    ch.pipeline().addLast(SluicePipeline.METER, meter);
                 }
-                ch.pipeline().addLast("protocol-detector", new ProtocolDetector(c -> httpPipeline.configure(c, false),
+                ch.pipeline().addLast(SluicePipeline.PROTOCOL_DETECTOR, new ProtocolDetector(c -> httpPipeline.configure(c, false),
                         c -> boltPipeline.configure(c, false), silence::get, http::draining, lm));
             }
         };

@@ -6,7 +6,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import io.sluice.codec.bolt.BoltProtocol;
 import io.sluice.server.metrics.ListenerMetrics;
-import io.sluice.server.http.DrainEvent;
+import io.sluice.server.channel.DrainEvent;
 
 import java.util.List;
 import java.util.concurrent.ScheduledFuture;

@@ -3,6 +3,7 @@ package io.sluice.server.accesslog;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sluice.core.config.AccessLogConfig;
+import io.sluice.core.config.ConfigException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -70,7 +71,7 @@ public final class AccessLog implements AutoCloseable {
                     StandardOpenOption.CREATE, StandardOpenOption.APPEND, StandardOpenOption.WRITE);
             return new AccessLog(config, w, true, registry);
         } catch (IOException e) {
-            throw new io.sluice.core.config.ConfigException("$.access_log.path", config.path(),
+            throw new ConfigException("$.access_log.path", config.path(),
                     "a writable file (" + e.getMessage() + ")");
         }
     }

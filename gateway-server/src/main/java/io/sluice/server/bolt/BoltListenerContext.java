@@ -1,5 +1,6 @@
 package io.sluice.server.bolt;
 
+import io.netty.channel.ChannelHandler;
 import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutor;
@@ -7,11 +8,13 @@ import io.sluice.core.config.BoltOptions;
 import io.sluice.core.time.Scheduler;
 import io.sluice.core.time.Ticker;
 import io.sluice.lb.ClusterBalancer;
+import io.sluice.server.accesslog.AccessLog;
 import io.sluice.server.metrics.ListenerMetrics;
 import io.sluice.server.route.RouteTable;
 import io.sluice.server.transport.EventLoopScheduler;
 import io.sluice.server.transport.Transport;
 
+import java.time.Duration;
 import java.util.IdentityHashMap;
 import java.util.Map;
 import java.util.function.Function;
@@ -40,7 +43,7 @@ public final class BoltListenerContext {
      */
     public BoltListenerContext(String name, RouteTable routes, BoltOptions options, ClusterBalancer defaultCluster,
                                ListenerMetrics metrics, EventLoopGroup workers, Transport transport, Ticker ticker,
-                               java.util.function.Function<String, io.netty.channel.ChannelHandler> upstreamMeters) {
+                               Function<String, ChannelHandler> upstreamMeters) {
         this.name = name;
         this.routes = routes;
         this.options = options;
@@ -82,14 +85,14 @@ public final class BoltListenerContext {
         return schedulerOf.apply(loop);
     }
 
-    private volatile io.sluice.server.accesslog.AccessLog accessLog;
+    private volatile AccessLog accessLog;
 
     /** Sets the access log (null = none). */
-    public void accessLog(io.sluice.server.accesslog.AccessLog log) {
+    public void accessLog(AccessLog log) {
         this.accessLog = log;
     }
 
-    io.sluice.server.accesslog.AccessLog accessLog() {
+    AccessLog accessLog() {
         return accessLog;
     }
 
@@ -124,7 +127,7 @@ public final class BoltListenerContext {
      * How long a draining client connection stays open after its last answer before the gateway
      * closes it (see {@code BoltProxyHandler}); the gateway's drain waits this long too.
      */
-    public static final java.time.Duration DRAIN_LINGER = java.time.Duration.ofMillis(100);
+    public static final Duration DRAIN_LINGER = Duration.ofMillis(100);
 
     boolean draining() {
         return draining;

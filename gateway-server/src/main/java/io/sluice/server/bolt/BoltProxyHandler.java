@@ -16,11 +16,14 @@ import io.sluice.core.time.Cancellable;
 import io.sluice.core.time.Scheduler;
 import io.sluice.core.time.Ticker;
 import io.sluice.lb.ClusterBalancer;
-import io.sluice.server.http.DrainEvent;
+import io.sluice.server.accesslog.AccessLog;
+import io.sluice.server.channel.DrainEvent;
 import io.sluice.server.metrics.RequestOutcome;
 import io.sluice.server.route.Route;
 
+import java.net.InetSocketAddress;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 /**
  * The downstream end of a Bolt client connection, after {@code BoltFrameDecoder}. Requests are
@@ -62,7 +65,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
     private final Runnable flushTask = this::flushNow;
     /** Header lookups of the frame being routed, for routes that match on headers (one instance, no per-request lambda). */
     private BoltFrame routing;
-    private final java.util.function.Function<String, String> routedHeaders = name -> this.routing.header(name);
+    private final Function<String, String> routedHeaders = name -> this.routing.header(name);
     /** The last {@code service} value seen on this connection: a repeat is recognised in place, not decoded again. */
     private String lastService;
     private ChannelHandlerContext ctx;
@@ -229,11 +232,11 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
 
     /** One access-log line, when the log is on. */
     private void access(String what, int status, RequestOutcome outcome, Host host, long start) {
-        io.sluice.server.accesslog.AccessLog log = lc.accessLog();
+        AccessLog log = lc.accessLog();
         if (log != null) {
-            String client = ctx.channel().remoteAddress() instanceof java.net.InetSocketAddress a
+            String client = ctx.channel().remoteAddress() instanceof InetSocketAddress a
                     ? a.getAddress().getHostAddress() : "-";
-            log.log(new io.sluice.server.accesslog.AccessLog.Entry(System.currentTimeMillis(), lc.name(), "bolt", client,
+            log.log(new AccessLog.Entry(System.currentTimeMillis(), lc.name(), "bolt", client,
                     what == null ? "-" : what, status, outcome.tag(), host == null ? null : host.address(), 0,
                     (ticker.nanoTime() - start) / 1000));
         }

@@ -1,10 +1,13 @@
 package io.sluice.server.bolt;
 
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.sluice.codec.bolt.BoltFrameDecoder;
 import io.sluice.core.config.BoltOptions;
+import io.sluice.server.channel.SluicePipeline;
 
 /**
  * Builds a downstream Bolt pipeline:
@@ -33,14 +36,14 @@ public final class BoltServerInitializer extends ChannelInitializer<SocketChanne
      * Appends the Bolt handlers to {@code ch}'s pipeline ({@code meter}: with the connection meter
      * first; a listener that detects the protocol has added that already).
      */
-    public void configure(io.netty.channel.Channel ch, boolean meter) {
+    public void configure(Channel ch, boolean meter) {
         BoltOptions o = context.options();
-        io.netty.channel.ChannelHandler m = meter ? context.metrics().newConnectionHandler(context::draining) : null;
+        ChannelHandler m = meter ? context.metrics().newConnectionHandler(context::draining) : null;
         if (m != null) {
-            ch.pipeline().addLast("meter", m);
+            ch.pipeline().addLast(SluicePipeline.METER, m);
         }
         ch.pipeline()
-                .addLast(BoltPipeline.FRAME_DECODER, new BoltFrameDecoder(o.maxFrameLength()))
-                .addLast(BoltPipeline.PROXY, new BoltProxyHandler(context));
+                .addLast(SluicePipeline.BOLT_DECODER, new BoltFrameDecoder(o.maxFrameLength()))
+                .addLast(SluicePipeline.BOLT_PROXY, new BoltProxyHandler(context));
     }
 }

@@ -3,25 +3,31 @@ package io.sluice.server.bolt;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.ConnectTimeoutException;
 import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.Future;
 import io.sluice.codec.bolt.BoltDecodeError;
 import io.sluice.codec.bolt.BoltFrame;
 import io.sluice.codec.bolt.BoltFrameDecoder;
 import io.sluice.codec.bolt.BoltFrames;
 import io.sluice.codec.bolt.BoltFraming;
+import io.sluice.codec.bolt.BoltProtocol;
 import io.sluice.codec.bolt.BoltStatus;
 import io.sluice.codec.bolt.BoltType;
 import io.sluice.core.cluster.Host;
 import io.sluice.core.cluster.Outcome;
 import io.sluice.core.time.Cancellable;
 import io.sluice.core.time.Scheduler;
+import io.sluice.core.time.Ticker;
 import io.sluice.lb.ClusterBalancer;
+import io.sluice.server.channel.SluicePipeline;
 import io.sluice.server.metrics.RequestOutcome;
+import io.sluice.server.route.Route;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -79,7 +85,7 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
     private int quietChecks;
     private Cancellable keepAliveCheck;
     private final Scheduler scheduler;
-    private final io.sluice.core.time.Ticker ticker;
+    private final Ticker ticker;
     /** The timer for the earliest deadline (null: none armed) and when it fires, on {@link #ticker}. */
     private Cancellable sweepTimer;
     private long sweepAt;
@@ -118,7 +124,7 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
     }
 
     /** @param meter the cluster's connection-counting handler, or null */
-    void connect(Bootstrap bootstrap, io.netty.channel.ChannelHandler meter) {
+    void connect(Bootstrap bootstrap, ChannelHandler meter) {
         BoltUpstreamConnection self = this;
         Bootstrap b = bootstrap.clone()
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS,
@@ -127,11 +133,11 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
                     @Override
                     protected void initChannel(Channel ch) {
                         if (meter != null) {
-                            ch.pipeline().addLast(meter);
+                            ch.pipeline().addLast(SluicePipeline.UPSTREAM_METER, meter);
                         }
                         ch.pipeline()
-                                .addLast(BoltPipeline.FRAME_DECODER, new BoltFrameDecoder(maxFrameLength))
-                                .addLast(BoltPipeline.UPSTREAM_HANDLER, self);
+                                .addLast(SluicePipeline.BOLT_UPSTREAM_DECODER, new BoltFrameDecoder(maxFrameLength))
+                                .addLast(SluicePipeline.BOLT_UPSTREAM, self);
                     }
                 });
         ChannelFuture f = b.connect(host.host(), host.port());
@@ -139,7 +145,7 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
         f.addListener(this::onConnected);
     }
 
-    private void onConnected(io.netty.util.concurrent.Future<? super Void> f) {
+    private void onConnected(Future<? super Void> f) {
         if (state != State.CONNECTING) {
             return; // closed while connecting
         }
@@ -156,7 +162,7 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
         BoltFrame frame;
         while ((frame = queued.poll()) != null) {
             // a two-way request that timed out while we connected is not sent
-            if (frame.type() == BoltType.REQUEST && frame.cmdCode() != io.sluice.codec.bolt.BoltProtocol.CMD_HEARTBEAT
+            if (frame.type() == BoltType.REQUEST && frame.cmdCode() != BoltProtocol.CMD_HEARTBEAT
                     && pending.get(frame.requestId()) == null) {
                 frame.release();
             } else {
@@ -181,7 +187,7 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
      * the caller still does and must answer SERVER_THREADPOOL_BUSY.
      */
     boolean send(BoltFrame frame, BoltProxyHandler owner, long startNanos, long timeoutNanos, Host host,
-                 ClusterBalancer cluster, String target, io.sluice.server.route.Route route) {
+                 ClusterBalancer cluster, String target, Route route) {
         if (saturated()) {
             return false;
         }

@@ -3,6 +3,7 @@ package io.sluice.server.bolt;
 import io.sluice.codec.bolt.BoltFraming;
 import io.sluice.core.cluster.Host;
 import io.sluice.lb.ClusterBalancer;
+import io.sluice.server.route.Route;
 
 /**
  * One two-way request in flight on an upstream connection, keyed there by its upstream id: who
@@ -26,7 +27,7 @@ final class Pending {
     /** "service#method" for the access log (null when it is off). */
     String target;
     /** The route it took (null: the default cluster), for its meters. */
-    io.sluice.server.route.Route route;
+    Route route;
     int upstreamId;
     /** Which deadline list of the connection holds it (-1: none). */
     int list = -1;
@@ -34,7 +35,7 @@ final class Pending {
     Pending next;
 
     void set(BoltProxyHandler owner, int originalId, BoltFraming framing, long startNanos, long timeoutNanos,
-             Host host, ClusterBalancer cluster, String target, io.sluice.server.route.Route route) {
+             Host host, ClusterBalancer cluster, String target, Route route) {
         this.owner = owner;
         this.route = route;
         this.originalId = originalId;

@@ -5,9 +5,12 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutor;
 import io.sluice.codec.http.Http1DecoderConfig;
 import io.sluice.codec.http.PathNormalizer;
+import io.sluice.core.cluster.Host;
 import io.sluice.core.config.HttpOptions;
 import io.sluice.core.time.Scheduler;
 import io.sluice.core.time.Ticker;
+import io.sluice.server.accesslog.AccessLog;
+import io.sluice.server.metrics.ClusterMetrics;
 import io.sluice.server.metrics.ListenerMetrics;
 import io.sluice.server.route.RouteTable;
 import io.sluice.server.transport.EventLoopScheduler;
@@ -33,11 +36,11 @@ public final class HttpListenerContext {
     private volatile RouteTable routes;
     private volatile HttpOptions options;
     private volatile boolean draining;
-    private volatile io.sluice.server.accesslog.AccessLog accessLog;
+    private volatile AccessLog accessLog;
 
     public HttpListenerContext(String name, RouteTable routes, HttpOptions options, ListenerMetrics metrics,
                                EventLoopGroup workers, Transport transport, Ticker ticker,
-                               java.util.function.Function<String, io.sluice.server.metrics.ClusterMetrics> upstreamMeters) {
+                               Function<String, ClusterMetrics> upstreamMeters) {
         this.name = name;
         this.routes = routes;
         this.options = options;
@@ -92,11 +95,11 @@ public final class HttpListenerContext {
     }
 
     /** Sets the access log (null = none). */
-    public void accessLog(io.sluice.server.accesslog.AccessLog log) {
+    public void accessLog(AccessLog log) {
         this.accessLog = log;
     }
 
-    io.sluice.server.accesslog.AccessLog accessLog() {
+    AccessLog accessLog() {
         return accessLog;
     }
 
@@ -147,7 +150,7 @@ public final class HttpListenerContext {
      * Closes the parked keep-alive connections to {@code host} on every event loop (the host failed
      * its health check: a parked connection to it may be dead without the kernel knowing).
      */
-    public void closeIdle(io.sluice.core.cluster.Host host) {
+    public void closeIdle(Host host) {
         for (HttpUpstreamPool pool : pools.values()) {
             pool.loop().execute(() -> pool.closeIdle(host));
         }

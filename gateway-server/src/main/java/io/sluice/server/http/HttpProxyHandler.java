@@ -22,6 +22,7 @@ import io.sluice.core.time.Scheduler;
 import io.sluice.core.time.Ticker;
 import io.sluice.lb.ClusterBalancer;
 import io.sluice.server.accesslog.AccessLog;
+import io.sluice.server.channel.DrainEvent;
 import io.sluice.server.metrics.ClusterMetrics;
 import io.sluice.server.metrics.RequestOutcome;
 import io.sluice.server.route.Route;

@@ -1,12 +1,13 @@
 package io.sluice.server.http;
 
+import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.util.ReferenceCountUtil;
 import io.sluice.codec.http.Http1Decoder;
 import io.sluice.codec.http.HttpBody;
 import io.sluice.codec.http.HttpDecodeError;
 import io.sluice.codec.http.HttpHead;
-import io.netty.util.ReferenceCountUtil;
 import io.sluice.core.cluster.Host;
 import io.sluice.server.metrics.ClusterMetrics;
 
@@ -78,7 +79,7 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
     }
 
     /** Closes the connection instead of reusing it, counting why. */
-    void retire(io.netty.channel.Channel ch, int reason) {
+    void retire(Channel ch, int reason) {
         if (ch.isActive()) {
             if (meters != null) {
                 meters.connectionRetired(reason);
@@ -88,7 +89,7 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
     }
 
     /** The handler of an upstream connection: always the last in its pipeline (O(1), no name lookup). */
-    static UpstreamHandler of(io.netty.channel.Channel ch) {
+    static UpstreamHandler of(Channel ch) {
         return (UpstreamHandler) ch.pipeline().last();
     }
 

@@ -6,6 +6,8 @@ import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPromise;
 
+import java.util.function.BooleanSupplier;
+
 /**
  * First handler of a client connection: counts the bytes read and written and, when the
  * connection ends, who closed it. Bytes add up in plain fields and go to the shared counters once
@@ -18,9 +20,9 @@ final class ConnectionMeter extends ChannelDuplexHandler {
     private long out;
     private ListenerMetrics.CloseReason reason;
 
-    private final java.util.function.BooleanSupplier draining;
+    private final BooleanSupplier draining;
 
-    ConnectionMeter(ListenerMetrics metrics, java.util.function.BooleanSupplier draining) {
+    ConnectionMeter(ListenerMetrics metrics, BooleanSupplier draining) {
         this.metrics = metrics;
         this.draining = draining;
     }

@@ -19,6 +19,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 
 /**
@@ -185,7 +186,7 @@ public final class ListenerMetrics implements AutoCloseable {
      *
      * @param draining true once the connection's listener drains: the gateway's closes then count as {@code drain}
      */
-    public ChannelHandler newConnectionHandler(java.util.function.BooleanSupplier draining) {
+    public ChannelHandler newConnectionHandler(BooleanSupplier draining) {
         return record ? new ConnectionMeter(this, draining) : null;
     }
 

@@ -13,6 +13,7 @@ import io.sluice.core.config.RouteConfig;
 import io.sluice.core.time.ManualScheduler;
 import io.sluice.lb.ClusterBalancer;
 import io.sluice.lb.LbContext;
+import io.sluice.server.channel.DrainEvent;
 import io.sluice.server.metrics.ListenerMetrics;
 import io.sluice.server.metrics.RequestOutcome;
 import io.sluice.server.route.RouteTable;
