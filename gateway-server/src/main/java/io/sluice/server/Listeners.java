@@ -402,7 +402,7 @@ final class Listeners {
                     ch.pipeline().addLast(SluicePipeline.METER, meter);
                 }
                 ch.pipeline().addLast(SluicePipeline.PROTOCOL_DETECTOR, new ProtocolDetector(c -> httpPipeline.configure(c, false),
-                        c -> boltPipeline.configure(c, false), silence::get, http::draining, lm));
+                        c -> boltPipeline.configure(c, false), silence::get, http::draining, lm, http::scheduler));
             }
         };
         Consumer<Host> hook = http::closeIdle;

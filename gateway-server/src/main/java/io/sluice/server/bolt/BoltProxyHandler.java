@@ -12,11 +12,11 @@ import io.sluice.codec.bolt.BoltStatus;
 import io.sluice.codec.bolt.BoltType;
 import io.sluice.core.cluster.Host;
 import io.sluice.core.cluster.Outcome;
-import io.sluice.core.time.Cancellable;
 import io.sluice.core.time.Scheduler;
 import io.sluice.core.time.Ticker;
 import io.sluice.lb.ClusterBalancer;
 import io.sluice.server.accesslog.AccessLog;
+import io.sluice.server.channel.ConnectionTimer;
 import io.sluice.server.channel.DrainEvent;
 import io.sluice.server.metrics.RequestOutcome;
 import io.sluice.server.route.Route;
@@ -80,7 +80,9 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
     /** Set by every frame read or written; cleared by the periodic idle check. */
     private boolean traffic;
     private int quietChecks;
-    private Cancellable idleCheck;
+    /** Every quarter idle timeout: {@link #checkIdle}. */
+    private ConnectionTimer idleTimer;
+    private long idleCheckNanos;
 
     BoltProxyHandler(BoltListenerContext lc) {
         this.lc = lc;
@@ -93,6 +95,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
         this.pool = lc.pool(ctx.executor());
         this.scheduler = lc.scheduler(ctx.executor());
         this.ticker = scheduler.ticker();
+        this.idleTimer = new ConnectionTimer(scheduler, this::onIdleTimer);
     }
 
     @Override
@@ -101,9 +104,9 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
         if (lc.draining()) {
             draining = true;
         }
-        long period = lc.options().idleTimeout().toNanos() / IDLE_CHECKS;
-        if (period > 0) {
-            idleCheck = scheduler.scheduleWithFixedDelay(this::checkIdle, period, period);
+        idleCheckNanos = lc.options().idleTimeout().toNanos() / IDLE_CHECKS;
+        if (idleCheckNanos > 0) {
+            idleTimer.armIn(idleCheckNanos);
         }
         ctx.fireChannelActive();
     }
@@ -112,10 +115,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
     public void channelInactive(ChannelHandlerContext ctx) {
         closed = true;
         blockedOn = null;
-        if (idleCheck != null) {
-            idleCheck.cancel();
-            idleCheck = null;
-        }
+        idleTimer.cancel();
         lc.metrics().connectionClosed();
         // requests still in flight finish (and are counted) when their response or timeout comes
         ctx.fireChannelInactive();
@@ -386,6 +386,13 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         ctx.fireUserEventTriggered(evt);
+    }
+
+    private void onIdleTimer() {
+        checkIdle();
+        if (ctx.channel().isActive()) { // channelInactive cancels; a closed channel needs no more checks
+            idleTimer.armIn(idleCheckNanos);
+        }
     }
 
     /** Every quarter idle timeout: closes the connection after {@link #IDLE_CHECKS} quiet checks in a row. */

@@ -21,10 +21,10 @@ import io.sluice.codec.bolt.BoltStatus;
 import io.sluice.codec.bolt.BoltType;
 import io.sluice.core.cluster.Host;
 import io.sluice.core.cluster.Outcome;
-import io.sluice.core.time.Cancellable;
 import io.sluice.core.time.Scheduler;
 import io.sluice.core.time.Ticker;
 import io.sluice.lb.ClusterBalancer;
+import io.sluice.server.channel.ConnectionTimer;
 import io.sluice.server.channel.SluicePipeline;
 import io.sluice.server.metrics.RequestOutcome;
 import io.sluice.server.route.Route;
@@ -79,16 +79,15 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
     private final ArrayDeque<BoltFrame> queued = new ArrayDeque<>();
     private final List<BoltProxyHandler> blocked = new ArrayList<>();
     private final Runnable flushTask = this::flushNow;
-    private final Runnable sweepTask = this::sweep;
     /** Set by every frame read or written; cleared by the periodic keep-alive check. */
     private boolean traffic;
     private int quietChecks;
-    private Cancellable keepAliveCheck;
+    /** Every half keep-alive period while active: {@link #checkKeepAlive}. */
+    private final ConnectionTimer keepAliveTimer;
     private final Scheduler scheduler;
     private final Ticker ticker;
-    /** The timer for the earliest deadline (null: none armed) and when it fires, on {@link #ticker}. */
-    private Cancellable sweepTimer;
-    private long sweepAt;
+    /** The timer for the earliest pending deadline, on {@link #ticker}. */
+    private final ConnectionTimer sweepTimer;
     private Channel channel;
     private State state = State.CONNECTING;
     private long queuedBytes;
@@ -100,6 +99,8 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
         this.pool = pool;
         this.scheduler = scheduler;
         this.ticker = scheduler.ticker();
+        this.sweepTimer = new ConnectionTimer(scheduler, this::sweep);
+        this.keepAliveTimer = new ConnectionTimer(scheduler, this::onKeepAliveTimer);
         this.host = host;
         this.cluster = cluster;
         this.framing = framing;
@@ -157,8 +158,7 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
             return;
         }
         state = State.ACTIVE;
-        long period = KEEPALIVE_NANOS / 2;
-        keepAliveCheck = scheduler.scheduleWithFixedDelay(this::checkKeepAlive, period, period);
+        keepAliveTimer.armIn(KEEPALIVE_NANOS / 2);
         BoltFrame frame;
         while ((frame = queued.poll()) != null) {
             // a two-way request that timed out while we connected is not sent
@@ -195,9 +195,7 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
         p.set(owner, frame.requestId(), frame.framing(), startNanos, timeoutNanos, host, cluster, target, route);
         int id = pending.add(p);
         frame.rewriteRequestId(id);
-        if (sweepTimer == null || p.deadlineNanos - sweepAt < 0) {
-            armSweep(startNanos);
-        }
+        sweepTimer.arm(p.deadlineNanos); // nothing to do unless it is the earliest deadline
         write(frame);
         return true;
     }
@@ -252,23 +250,8 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
         }
     }
 
-    /** (Re)arms the one timer for the earliest pending deadline; {@code now} is a recent ticker reading. */
-    private void armSweep(long now) {
-        if (sweepTimer != null) {
-            sweepTimer.cancel();
-            sweepTimer = null;
-        }
-        if (pending.isEmpty() || state == State.CLOSED) {
-            return;
-        }
-        long at = pending.earliestDeadline();
-        sweepAt = at;
-        sweepTimer = scheduler.schedule(sweepTask, at - now);
-    }
-
-    /** The timer fired: fail what is past its deadline, re-arm for the next one. */
+    /** The sweep timer fired: fail what is past its deadline, re-arm for the next one. */
     private void sweep() {
-        sweepTimer = null;
         long now = ticker.nanoTime();
         Pending p;
         while ((p = pending.pollExpired(now)) != null) {
@@ -277,7 +260,9 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
                     Outcome.TIMEOUT);
             pending.recycle(p);
         }
-        armSweep(now);
+        if (!pending.isEmpty() && state != State.CLOSED) {
+            sweepTimer.arm(pending.earliestDeadline());
+        }
         closeIfIdleAndAsked();
     }
 
@@ -321,6 +306,13 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
             wakeBlocked();
         }
         ctx.fireChannelWritabilityChanged();
+    }
+
+    private void onKeepAliveTimer() {
+        checkKeepAlive();
+        if (state == State.ACTIVE) {
+            keepAliveTimer.armIn(KEEPALIVE_NANOS / 2);
+        }
     }
 
     /** Every half keep-alive period: after two quiet checks in a row, a heartbeat (or, if the host left the cluster, closing). */
@@ -383,19 +375,13 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
         }
         state = State.CLOSED;
         pool.closed(this);
-        if (keepAliveCheck != null) {
-            keepAliveCheck.cancel();
-            keepAliveCheck = null;
-        }
+        keepAliveTimer.cancel();
         BoltFrame f;
         while ((f = queued.poll()) != null) {
             f.release();
         }
         queuedBytes = 0;
-        if (sweepTimer != null) {
-            sweepTimer.cancel();
-            sweepTimer = null;
-        }
+        sweepTimer.cancel();
         Pending p;
         while ((p = pending.pollAny()) != null) {
             p.owner.onFailed(p, status, message, outcome, hostOutcome);

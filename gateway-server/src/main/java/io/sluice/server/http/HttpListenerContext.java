@@ -108,7 +108,7 @@ public final class HttpListenerContext {
     }
 
     /** The scheduler (and through it the clock) of connections on {@code loop}. */
-    Scheduler scheduler(EventExecutor loop) {
+    public Scheduler scheduler(EventExecutor loop) {
         return schedulerOf.apply(loop);
     }
 

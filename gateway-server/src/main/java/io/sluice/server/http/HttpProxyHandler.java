@@ -17,11 +17,11 @@ import io.sluice.codec.http.ProxyHeads;
 import io.sluice.core.cluster.Host;
 import io.sluice.core.cluster.Outcome;
 import io.sluice.core.config.HttpOptions;
-import io.sluice.core.time.Cancellable;
 import io.sluice.core.time.Scheduler;
 import io.sluice.core.time.Ticker;
 import io.sluice.lb.ClusterBalancer;
 import io.sluice.server.accesslog.AccessLog;
+import io.sluice.server.channel.ConnectionTimer;
 import io.sluice.server.channel.DrainEvent;
 import io.sluice.server.metrics.ClusterMetrics;
 import io.sluice.server.metrics.RequestOutcome;
@@ -74,9 +74,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     private byte[] peerAddress;
 
     // timers (nanos from the scheduler's ticker; 0 = not set)
-    private final Runnable timerTask = this::onTimer;
-    private Cancellable timer;
-    private long timerDue;
+    private ConnectionTimer timer;
     private long lastActivity;
     private long headStart;
     private long connectDeadline;
@@ -129,6 +127,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         this.pool = lc.pool(ctx.executor());
         this.scheduler = lc.scheduler(ctx.executor());
         this.ticker = scheduler.ticker();
+        this.timer = new ConnectionTimer(scheduler, this::onTimer);
     }
 
     @Override
@@ -896,35 +895,27 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
 
     // ---------------------------------------------------------------- the one timer
     //
-    // One task at a time is scheduled per connection, at timerDue. A deadline set while it is armed
+    // One task at a time is scheduled per connection (a ConnectionTimer). A deadline set while it is armed
     // for an earlier time changes nothing: when it fires, onTimer re-arms for the earliest deadline
-    // then pending. A deadline earlier than timerDue (rare: every deadline is at least the horizon
+    // then pending. A deadline earlier than the armed one (rare: every deadline is at least the horizon
     // away, and the task is never armed further out than the horizon) cancels and re-arms. So every
     // timeout fires exactly at its deadline on the scheduler's clock (tests: HttpProxyTimeoutTest),
     // and a request costs no scheduling at all in the common case.
 
     private void armTimer(long deadline) {
-        if (timer != null && deadline - timerDue >= 0) {
+        if (timer.isArmed() && deadline - timer.due() >= 0) {
             return; // the armed timer fires earlier and re-arms for what is left
         }
-        if (timer != null) {
-            timer.cancel(); // rare: the invariant below makes later deadlines fall after the armed timer
-        }
-        long now = ticker.nanoTime();
         // Never arm further out than the shortest timeout: any deadline set before this timer fires
         // is then later than it, so per-request deadlines never cancel and reschedule.
         HttpOptions o = lc.options();
         long horizon = Math.min(Math.min(Math.min(o.idleTimeout().toNanos(), o.requestHeaderTimeout().toNanos()),
                 Math.min(o.requestBodyTimeout().toNanos(), o.writeTimeout().toNanos())), lc.routes().minTimeoutNanos());
-        timerDue = deadline - (now + horizon) < 0 ? deadline : now + horizon;
-        timer = scheduler.schedule(timerTask, timerDue - now);
+        timer.arm(deadline, horizon);
     }
 
     private void cancelTimer() {
-        if (timer != null) {
-            timer.cancel();
-            timer = null;
-        }
+        timer.cancel();
     }
 
     private static long earlier(long a, long b) {
@@ -932,7 +923,6 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void onTimer() {
-        timer = null;
         if (state == State.CLOSED) {
             return;
         }
