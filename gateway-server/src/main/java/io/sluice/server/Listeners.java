@@ -369,7 +369,7 @@ final class Listeners {
         Consumer<Host> hook = ctx::closeIdle;
         unavailableHooks.add(hook);
         return new RunningListener(l, lm, listen(l, new HttpServerInitializer(ctx, channels), accepting, limits),
-                channels, hook, ctx::startDraining, ctx::closePools, ctx::idleUpstreamConnections,
+                channels, hook, ctx::startDraining, ctx::closePools, ctx::upstreamConnections,
                 (lc, table) -> {
                     limits.update(lc);
                     ctx.update(table, lc.http());
@@ -401,8 +401,8 @@ final class Listeners {
                 if (meter != null) {
                     ch.pipeline().addLast(SluicePipeline.METER, meter);
                 }
-                ch.pipeline().addLast(SluicePipeline.PROTOCOL_DETECTOR, new ProtocolDetector(c -> httpPipeline.configure(c, false),
-                        c -> boltPipeline.configure(c, false), silence::get, http::draining, lm, http::scheduler));
+                ch.pipeline().addLast(SluicePipeline.PROTOCOL_DETECTOR, new ProtocolDetector(c -> httpPipeline.configure(c),
+                        c -> boltPipeline.configure(c), silence::get, http::draining, lm, http::scheduler));
             }
         };
         Consumer<Host> hook = http::closeIdle;
@@ -416,7 +416,7 @@ final class Listeners {
                     http.closePools();
                     bolt.closePools();
                 },
-                () -> http.idleUpstreamConnections() + bolt.upstreamConnections(),
+                () -> http.upstreamConnections() + bolt.upstreamConnections(),
                 (lc, table) -> {
                     limits.update(lc);
                     silence.set(silenceNanos(lc));

@@ -65,7 +65,7 @@ class BoltTimeoutTest {
                         o.maxFrameLength(), clock, null)),
                 e -> clock);
         client = EmbeddedChannel.builder().register(false).build();
-        new BoltServerInitializer(lc, null).configure(client, false);
+        new BoltServerInitializer(lc, null).configure(client);
         client.register();
     }
 

@@ -69,7 +69,7 @@ class HttpProxyTimeoutTest {
                 e -> pools.computeIfAbsent(e, l -> new HttpUpstreamPool((EventLoop) l, upstreams.template((EventLoop) l), n -> null)),
                 e -> clock);
         client = EmbeddedChannel.builder().register(false).build();
-        new HttpServerInitializer(lc, null).configure(client, false);
+        new HttpServerInitializer(lc, null).configure(client);
     }
 
     private void connectClient() throws Exception {
