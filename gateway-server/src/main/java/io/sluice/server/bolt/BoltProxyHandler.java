@@ -15,9 +15,9 @@ import io.sluice.core.cluster.Outcome;
 import io.sluice.core.time.Scheduler;
 import io.sluice.core.time.Ticker;
 import io.sluice.lb.ClusterBalancer;
-import io.sluice.server.accesslog.AccessLog;
 import io.sluice.server.channel.ConnectionTimer;
 import io.sluice.server.channel.DrainEvent;
+import io.sluice.server.channel.RequestEnd;
 import io.sluice.server.metrics.RequestOutcome;
 import io.sluice.server.route.Route;
 
@@ -84,8 +84,14 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
     private ConnectionTimer idleTimer;
     private long idleCheckNanos;
 
+    /** This connection's request-end event, refilled for every request it finishes. */
+    private final RequestEnd end;
+    /** The client's address for the access log, worked out once per connection. */
+    private String client;
+
     BoltProxyHandler(BoltListenerContext lc) {
         this.lc = lc;
+        this.end = new RequestEnd(lc.name(), "bolt", false);
         this.maxInFlight = lc.options().maxInFlight();
     }
 
@@ -200,8 +206,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
                 f.release();
             }
             RequestOutcome o = sent ? RequestOutcome.PROXIED : RequestOutcome.OVERLOADED;
-            access(target, 0, o, host, start);
-            lc.metrics().requestFinished(route, o, 0, ticker.nanoTime() - start);
+            ended(route, o, 0, host, target, ticker.nanoTime() - start);
         } else {
             int t = f.timeoutMillis();
             long timeout = t > 0 ? Math.min(TimeUnit.MILLISECONDS.toNanos(t), capNanos) : capNanos;
@@ -226,20 +231,34 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
             write(BoltFrames.errorResponse(ctx.alloc(), f, status, message));
         }
         f.release();
-        access(target, status, outcome, null, start);
-        lc.metrics().requestFinished(route, outcome, 0, ticker.nanoTime() - start);
+        ended(route, outcome, status, null, target, ticker.nanoTime() - start);
     }
 
-    /** One access-log line, when the log is on. */
-    private void access(String what, int status, RequestOutcome outcome, Host host, long start) {
-        AccessLog log = lc.accessLog();
-        if (log != null) {
-            String client = ctx.channel().remoteAddress() instanceof InetSocketAddress a
-                    ? a.getAddress().getHostAddress() : "-";
-            log.log(new AccessLog.Entry(System.currentTimeMillis(), lc.name(), "bolt", client,
-                    what == null ? "-" : what, status, outcome.tag(), host == null ? null : host.address(), 0,
-                    (ticker.nanoTime() - start) / 1000));
+    /**
+     * The request ended: one {@link RequestEnd} to the listener (metrics, access log). Bolt statuses
+     * go to the access log only; the request meters carry no status class for Bolt.
+     */
+    private void ended(Route r, RequestOutcome outcome, int status, Host host, String what, long durationNanos) {
+        RequestEnd e = end.reset();
+        e.route = r;
+        e.outcome = outcome;
+        e.status = status;
+        e.host = host;
+        e.target = what;
+        e.durationNanos = durationNanos;
+        if (lc.accessLog() != null) {
+            e.client = client();
         }
+        lc.requestEnded(e);
+    }
+
+    private String client() {
+        String c = client;
+        if (c == null) {
+            c = ctx.channel().remoteAddress() instanceof InetSocketAddress a ? a.getAddress().getHostAddress() : "-";
+            client = c;
+        }
+        return c;
     }
 
     private void onDecodeError(BoltDecodeError e) {
@@ -249,7 +268,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
         if (e.answerable()) {
             lc.metrics().requestStarted();
             write(BoltFrames.codecErrorResponse(ctx.alloc(), e));
-            lc.metrics().requestFinished(RequestOutcome.CODEC_ERROR, 0, 0);
+            ended(null, RequestOutcome.CODEC_ERROR, BoltStatus.CODEC_EXCEPTION, null, null, 0);
         }
         if (!e.recoverable()) {
             closeAfterFlush(); // the stream is out of sync
@@ -263,10 +282,10 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
         finishPending(p);
         int status = response.status();
         p.cluster.onOutcome(p.host, hostOutcome(status));
-        access(p.target, status, closed ? RequestOutcome.CLIENT_CLOSED : RequestOutcome.PROXIED, p.host, p.startNanos);
+        ended(p.route, closed ? RequestOutcome.CLIENT_CLOSED : RequestOutcome.PROXIED, status, p.host, p.target,
+                ticker.nanoTime() - p.startNanos);
         if (closed) {
             response.release();
-            lc.metrics().requestFinished(p.route, RequestOutcome.CLIENT_CLOSED, 0, ticker.nanoTime() - p.startNanos);
         } else {
             if (status != BoltStatus.SUCCESS && response.bodyLength() == 0 && BoltStatus.isDefined(status)) {
                 // e.g. bolt's own SERVER_THREADPOOL_BUSY: give it a body, or sofaload never completes it
@@ -277,7 +296,6 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
                 response.rewriteRequestId(p.originalId);
                 write(response);
             }
-            lc.metrics().requestFinished(p.route, RequestOutcome.PROXIED, 0, ticker.nanoTime() - p.startNanos);
         }
         afterCompletion();
     }
@@ -291,8 +309,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
         if (!closed) {
             write(BoltFrames.errorResponse(ctx.alloc(), p.framing, p.originalId, status, message));
         }
-        access(p.target, status, closed ? RequestOutcome.CLIENT_CLOSED : outcome, p.host, p.startNanos);
-        lc.metrics().requestFinished(p.route, closed ? RequestOutcome.CLIENT_CLOSED : outcome, 0,
+        ended(p.route, closed ? RequestOutcome.CLIENT_CLOSED : outcome, status, p.host, p.target,
                 ticker.nanoTime() - p.startNanos);
         afterCompletion();
     }

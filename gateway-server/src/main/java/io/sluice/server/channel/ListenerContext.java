@@ -22,7 +22,7 @@ import java.util.function.Function;
  *
  * @param <O> the protocol's options record
  */
-public abstract class ListenerContext<O> {
+public abstract class ListenerContext<O> implements RequestLog {
 
     private final String name;
     private final ListenerMetrics metrics;
@@ -31,6 +31,7 @@ public abstract class ListenerContext<O> {
     private volatile O options;
     private volatile boolean draining;
     private volatile AccessLog accessLog;
+    private volatile RequestLog tap;
 
     protected ListenerContext(String name, RouteTable routes, O options, ListenerMetrics metrics,
                               Function<EventExecutor, Scheduler> schedulerOf) {
@@ -87,6 +88,31 @@ public abstract class ListenerContext<O> {
     /** The access log, or null when it is off. */
     public final AccessLog accessLog() {
         return accessLog;
+    }
+
+    /**
+     * A request ended: the one call every handler makes for it. Fans out to the metrics, the
+     * access log when on, and the tap when set.
+     */
+    @Override
+    public final void requestEnded(RequestEnd end) {
+        metrics.requestEnded(end);
+        AccessLog log = accessLog;
+        if (log != null) {
+            log.requestEnded(end);
+        }
+        RequestLog t = tap;
+        if (t != null) {
+            t.requestEnded(end);
+        }
+    }
+
+    /**
+     * One more observer of this listener's request ends (null: none), e.g. outlier detection;
+     * handler tests use it to see every event.
+     */
+    public final void tap(RequestLog observer) {
+        this.tap = observer;
     }
 
     /** True once {@link #startDraining} ran. */

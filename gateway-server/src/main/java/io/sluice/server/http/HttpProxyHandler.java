@@ -20,9 +20,9 @@ import io.sluice.core.config.HttpOptions;
 import io.sluice.core.time.Scheduler;
 import io.sluice.core.time.Ticker;
 import io.sluice.lb.ClusterBalancer;
-import io.sluice.server.accesslog.AccessLog;
 import io.sluice.server.channel.ConnectionTimer;
 import io.sluice.server.channel.DrainEvent;
+import io.sluice.server.channel.RequestEnd;
 import io.sluice.server.metrics.ClusterMetrics;
 import io.sluice.server.metrics.RequestOutcome;
 import io.sluice.server.route.Route;
@@ -115,8 +115,12 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     private long start;
     private long bytesOut;
 
+    /** This connection's request-end event, refilled for every exchange it finishes. */
+    private final RequestEnd end;
+
     HttpProxyHandler(HttpListenerContext lc) {
         this.lc = lc;
+        this.end = new RequestEnd(lc.name(), "http", true);
     }
 
     // ---------------------------------------------------------------- downstream events
@@ -766,12 +770,16 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void finishExchange(RequestOutcome outcome, int code) {
-        long elapsed = ticker.nanoTime() - start;
-        AccessLog accessLog = lc.accessLog();
-        if (accessLog != null) {
-            accessLog.log(new AccessLog.Entry(System.currentTimeMillis(), lc.name(), "http", clientIp(),
-                    request == null ? "-" : method + " " + request.target(), code, outcome.tag(),
-                    host == null ? null : host.address(), bytesOut, elapsed / 1000));
+        RequestEnd e = end.reset();
+        e.route = route;
+        e.outcome = outcome;
+        e.status = code;
+        e.durationNanos = ticker.nanoTime() - start;
+        e.host = host;
+        e.bytesOut = bytesOut;
+        if (lc.accessLog() != null) {
+            e.client = clientIp();
+            e.target = request == null ? "-" : method + " " + request.target();
         }
         releaseRequest();
         bytesOut = 0;
@@ -779,7 +787,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             host.requestFinished();
             host = null;
         }
-        lc.metrics().requestFinished(route, outcome, code, elapsed);
+        lc.requestEnded(e); // metrics, access log
         responseDeadline = 0;
         connectDeadline = 0;
         route = null;

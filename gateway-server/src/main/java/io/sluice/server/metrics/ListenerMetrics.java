@@ -6,6 +6,8 @@ import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.netty.channel.ChannelHandler;
+import io.sluice.server.channel.RequestEnd;
+import io.sluice.server.channel.RequestLog;
 import io.sluice.server.route.Route;
 import io.sluice.server.route.RouteTable;
 
@@ -42,7 +44,7 @@ import java.util.function.Function;
  * With recording off ({@code admin.metrics: false}) only the in-flight and open-connection
  * counts (which draining needs) are kept.
  */
-public final class ListenerMetrics implements AutoCloseable {
+public final class ListenerMetrics implements AutoCloseable, RequestLog {
 
     private static final String[] STATUS_CLASSES = {"none", "1xx", "2xx", "3xx", "4xx", "5xx"};
     private static final RequestOutcome[] OUTCOMES = RequestOutcome.values();
@@ -236,6 +238,12 @@ public final class ListenerMetrics implements AutoCloseable {
         return activeRequests.get();
     }
 
+    /** Records a finished request: its route, outcome, HTTP status class and duration. */
+    @Override
+    public void requestEnded(RequestEnd end) {
+        requestFinished(end.route, end.outcome, end.httpStatus(), end.durationNanos);
+    }
+
     /** Records a finished request without a route (or, on a Bolt listener, to its default cluster). */
     public void requestFinished(RequestOutcome outcome, int status, long durationNanos) {
         requestFinished(null, outcome, status, durationNanos);
@@ -253,8 +261,8 @@ public final class ListenerMetrics implements AutoCloseable {
             return;
         }
         RouteMeters m;
-        if (route != null && route.meters() instanceof RouteMeters rm) {
-            m = rm;
+        if (route != null && route.meters() != null) {
+            m = route.meters();
         } else {
             RouteMeters d = defaultRoute;
             m = d != null && outcome != RequestOutcome.NO_ROUTE && outcome != RequestOutcome.CODEC_ERROR ? d : noRoute;

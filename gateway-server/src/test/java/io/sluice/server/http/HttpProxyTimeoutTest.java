@@ -24,6 +24,8 @@ import org.junit.jupiter.api.Timeout;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.io.IOException;
+import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
@@ -57,6 +59,8 @@ class HttpProxyTimeoutTest {
     final ListenerMetrics metrics = new ListenerMetrics(new SimpleMeterRegistry(), "web", "http");
     HttpListenerContext lc;
     EmbeddedChannel client;
+    /** Every request-end event, as "OUTCOME status". */
+    final List<String> ends = new ArrayList<>();
 
     HttpProxyTimeoutTest() {
         ClusterConfig cc = ClusterConfig.of("c", List.of(new HostConfig("127.0.0.1", 8080, 1)))
@@ -68,6 +72,7 @@ class HttpProxyTimeoutTest {
         lc = new HttpListenerContext("web", routes, o, metrics,
                 e -> pools.computeIfAbsent(e, l -> new HttpUpstreamPool((EventLoop) l, upstreams.template((EventLoop) l), n -> null)),
                 e -> clock);
+        lc.tap(e -> ends.add(e.outcome + " " + e.status));
         client = EmbeddedChannel.builder().register(false).build();
         new HttpServerInitializer(lc, null).configure(client);
     }
@@ -99,6 +104,88 @@ class HttpProxyTimeoutTest {
         client.runPendingTasks();
         assertThat(client.finishAndReleaseAll()).as("unread client output").isFalse();
         upstreams.finishAll();
+    }
+
+    // ---------------------------------------------------------------- the request-end event
+
+    @Test
+    void requestEndIsReportedOnceForAProxiedExchange() throws Exception {
+        connectClient();
+        send(GET);
+        EmbeddedChannel up = upstreams.last();
+        drainText(up);
+        assertThat(ends).isEmpty();
+        up.writeInbound(Unpooled.copiedBuffer(OK, StandardCharsets.US_ASCII));
+        client.runPendingTasks();
+        assertThat(drainText(client)).startsWith("HTTP/1.1 200 ");
+        assertThat(ends).containsExactly("PROXIED 200");
+        send(GET);
+        drainText(up);
+        up.writeInbound(Unpooled.copiedBuffer(OK, StandardCharsets.US_ASCII));
+        client.runPendingTasks();
+        drainText(client);
+        assertThat(ends).containsExactly("PROXIED 200", "PROXIED 200");
+    }
+
+    @Test
+    void requestEndIsReportedOnceForEachGatewayMadeError() throws Exception {
+        connectClient();
+        send("GET /x HTTP/1.1\r\n\r\n"); // no Host
+        assertThat(drainText(client)).startsWith("HTTP/1.1 400 ");
+        assertThat(ends).containsExactly("BAD_REQUEST 400");
+    }
+
+    @Test
+    void requestEndForAMalformedRequest() throws Exception {
+        connectClient();
+        send("GET /x\u0001 HTTP/1.1\r\nHost: a\r\n\r\n");
+        assertThat(drainText(client)).startsWith("HTTP/1.1 400 ");
+        assertThat(ends).containsExactly("BAD_REQUEST 400");
+    }
+
+    @Test
+    void requestEndForTimeouts() throws Exception {
+        connectClient();
+        send(GET);
+        advance(RESPONSE);
+        assertThat(drainText(client)).startsWith("HTTP/1.1 504 ");
+        assertThat(ends).containsExactly("UPSTREAM_TIMEOUT 504");
+
+        send("GET /x HTTP/1.1\r\n");
+        advance(HEAD);
+        assertThat(drainText(client)).startsWith("HTTP/1.1 408 ");
+        assertThat(ends).containsExactly("UPSTREAM_TIMEOUT 504", "HEADER_TIMEOUT 408");
+    }
+
+    @Test
+    void requestEndForConnectFailureAndTimeout() throws Exception {
+        connectClient();
+        upstreams.holdConnects();
+        send(GET);
+        upstreams.failConnect(new IOException("refused"));
+        client.runPendingTasks();
+        assertThat(drainText(client)).startsWith("HTTP/1.1 502 ");
+        assertThat(ends).containsExactly("CONNECT_FAILURE 502");
+
+        send(GET);
+        advance(CONNECT);
+        assertThat(drainText(client)).startsWith("HTTP/1.1 504 ");
+        assertThat(ends).containsExactly("CONNECT_FAILURE 502", "CONNECT_TIMEOUT 504");
+    }
+
+    @Test
+    void requestEndWhenTheUpstreamOrTheClientGoes() throws Exception {
+        connectClient();
+        send(GET);
+        upstreams.last().close();
+        client.runPendingTasks();
+        assertThat(drainText(client)).startsWith("HTTP/1.1 502 ");
+        assertThat(ends).containsExactly("UPSTREAM_RESET 502");
+
+        send(GET);
+        client.close();
+        client.runPendingTasks();
+        assertThat(ends).containsExactly("UPSTREAM_RESET 502", "CLIENT_CLOSED 0");
     }
 
     @Test
