@@ -26,7 +26,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 
 /**
- * The downstream end of a Bolt client connection, after {@code BoltFrameDecoder}. Requests are
+ * The downstream end of a Bolt client connection: {@code bolt-proxy}, the last handler of
+ * {@code [meter →] bolt-decoder → bolt-proxy} ({@link io.sluice.server.channel.SluicePipeline}). Requests are
  * multiplexed: each is routed on its {@code service} header (else {@code sofa_head_target_service})
  * and {@code sofa_head_method_name}, falling back to the listener's default cluster; a host is
  * picked and the frame goes, bytes unchanged but for its request id, to a shared upstream
@@ -54,7 +55,7 @@ import java.util.function.Function;
  * <p>Buffer ownership: every frame read is written (upstream or, for heartbeats and errors, an
  * answer downstream) or released here. Everything runs on this connection's event loop.
  */
-final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
+final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements PendingListener {
 
     /** Idle checks per idle timeout: a connection is idle after this many quiet checks in a row. */
     static final int IDLE_CHECKS = 4;
@@ -277,8 +278,8 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
 
     // ---------------------------------------------------------------- completions (called by upstream connections)
 
-    /** The upstream answered {@code p}; takes ownership of {@code response}. {@code p} is recycled after this returns. */
-    void onResponse(Pending p, BoltFrame response) {
+    @Override
+    public void onResponse(Pending p, BoltFrame response) {
         finishPending(p);
         int status = response.status();
         p.cluster.onOutcome(p.host, hostOutcome(status));
@@ -300,8 +301,8 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
         afterCompletion();
     }
 
-    /** {@code p} failed without a response; answer the client with {@code status}. {@code p} is recycled after this returns. */
-    void onFailed(Pending p, int status, String message, RequestOutcome outcome, Outcome hostOutcome) {
+    @Override
+    public void onFailed(Pending p, int status, String message, RequestOutcome outcome, Outcome hostOutcome) {
         finishPending(p);
         if (hostOutcome != null) {
             p.cluster.onOutcome(p.host, hostOutcome);
@@ -314,8 +315,8 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
         afterCompletion();
     }
 
-    /** An upstream connection this handler waited for can take writes again. */
-    void upstreamWritable(BoltUpstreamConnection up) {
+    @Override
+    public void upstreamWritable(BoltUpstreamConnection up) {
         if (blockedOn == up) {
             blockedOn = null;
             updateRead();

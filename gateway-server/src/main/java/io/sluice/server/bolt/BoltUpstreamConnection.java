@@ -36,7 +36,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * One multiplexed connection to an upstream bolt server, and the last handler of its pipeline
- * ({@code bolt-frame-decoder → bolt-upstream}; frames are written as their bytes, no encoder). Many downstream
+ * ({@code [upstream-meter →] bolt-upstream-decoder → bolt-upstream}, see
+ * {@link io.sluice.server.channel.SluicePipeline}; frames are written as their bytes, no encoder). Many downstream
  * connections of the same event loop share it. Each two-way request gets a fresh id from this
  * connection's counter (skipping ids still pending after wrap-around), rewritten in place in the
  * request's own bytes; the {@link Pending} entry (recycled, held in a {@link PendingTable}) maps
@@ -77,7 +78,7 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
     private final int maxFrameLength;
     private final PendingTable pending = new PendingTable(64);
     private final ArrayDeque<BoltFrame> queued = new ArrayDeque<>();
-    private final List<BoltProxyHandler> blocked = new ArrayList<>();
+    private final List<PendingListener> blocked = new ArrayList<>();
     private final Runnable flushTask = this::flushNow;
     /** Set by every frame read or written; cleared by the periodic keep-alive check. */
     private boolean traffic;
@@ -186,7 +187,7 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
      * the connection's end. On success this connection owns the frame; on {@code false} (saturated)
      * the caller still does and must answer SERVER_THREADPOOL_BUSY.
      */
-    boolean send(BoltFrame frame, BoltProxyHandler owner, long startNanos, long timeoutNanos, Host host,
+    boolean send(BoltFrame frame, PendingListener owner, long startNanos, long timeoutNanos, Host host,
                  ClusterBalancer cluster, String target, Route route) {
         if (saturated()) {
             return false;
@@ -200,7 +201,7 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
         return true;
     }
 
-    /** Sends a oneway frame untracked, as it is. Ownership as for {@link #send(BoltFrame, BoltProxyHandler, long, long, Host, ClusterBalancer, String, io.sluice.server.route.Route)}. */
+    /** Sends a oneway frame untracked, as it is. Ownership as for {@link #send}. */
     boolean sendOneway(BoltFrame frame) {
         if (saturated()) {
             return false;
@@ -221,7 +222,7 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
     }
 
     /** {@code h} stops reading its client until this connection is writable again (or closed). */
-    void block(BoltProxyHandler h) {
+    void block(PendingListener h) {
         blocked.add(h);
     }
 
@@ -229,9 +230,9 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
         if (blocked.isEmpty()) {
             return;
         }
-        BoltProxyHandler[] waiting = blocked.toArray(new BoltProxyHandler[0]);
+        PendingListener[] waiting = blocked.toArray(new PendingListener[0]);
         blocked.clear();
-        for (BoltProxyHandler h : waiting) {
+        for (PendingListener h : waiting) {
             h.upstreamWritable(this);
         }
     }

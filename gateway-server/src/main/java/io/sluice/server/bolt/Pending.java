@@ -11,11 +11,11 @@ import io.sluice.server.route.Route;
  * also the node of its connection's deadline list ({@link #prev}/{@link #next}), so tracking a
  * request allocates nothing: the connection recycles its entries ({@link BoltUpstreamConnection})
  * once the owner has been told the outcome. Owners must not keep a reference after
- * {@link BoltProxyHandler#onResponse} / {@link BoltProxyHandler#onFailed} return. Event loop only.
+ * {@link PendingListener#onResponse} / {@link PendingListener#onFailed} return. Event loop only.
  */
 final class Pending {
 
-    BoltProxyHandler owner;
+    PendingListener owner;
     int originalId;
     BoltFraming framing;
     long startNanos;
@@ -34,7 +34,7 @@ final class Pending {
     Pending prev;
     Pending next;
 
-    void set(BoltProxyHandler owner, int originalId, BoltFraming framing, long startNanos, long timeoutNanos,
+    void set(PendingListener owner, int originalId, BoltFraming framing, long startNanos, long timeoutNanos,
              Host host, ClusterBalancer cluster, String target, Route route) {
         this.owner = owner;
         this.route = route;

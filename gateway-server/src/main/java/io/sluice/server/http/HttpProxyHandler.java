@@ -34,7 +34,8 @@ import java.util.ArrayDeque;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The downstream end of an HTTP/1.1 proxied connection, after {@link io.sluice.codec.http.Http1Decoder}.
+ * The downstream end of an HTTP/1.1 proxied connection: {@code http-proxy}, the last handler of
+ * {@code [meter →] http-read-marker → http-decoder → http-proxy} ({@link io.sluice.server.channel.SluicePipeline}).
  * One request at a time: route, pick a host, borrow a keep-alive upstream connection of this event
  * loop (or open one), and stream the request body up and the response down without aggregating
  * either. Heads are forwarded as byte ranges of what arrived (see {@link ProxyHeads}); bodies as the
@@ -52,7 +53,7 @@ import java.util.concurrent.TimeUnit;
  * upstream connect, and upstream response (time from request sent to response head). See "the one
  * timer" below for why each fires exactly at its deadline.
  */
-final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
+final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements UpstreamListener {
 
     private enum State { AWAIT_HEAD, CONNECTING, PROXYING, DISCARDING, CLOSED }
 
@@ -493,7 +494,8 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
 
     // ---------------------------------------------------------------- upstream events
 
-    void onUpstreamRead(Object msg) {
+    @Override
+    public void onUpstreamRead(Object msg) {
         if (msg instanceof HttpHead resp) {
             if (resp.status() < 200) {
                 if (resp.status() == 101 || announcesBody(resp)) {
@@ -613,7 +615,8 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
-    void onUpstreamReadComplete() {
+    @Override
+    public void onUpstreamReadComplete() {
         ctx.flush();
         Channel up = upstream;
         if (up != null && !ctx.channel().isWritable()) {
@@ -621,16 +624,19 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
-    void onUpstreamWritabilityChanged() {
+    @Override
+    public void onUpstreamWritabilityChanged() {
         updateRead();
     }
 
-    void onUpstreamError(Throwable cause) {
+    @Override
+    public void onUpstreamError(Throwable cause) {
         // the close that follows reports the loss through onUpstreamInactive
     }
 
     /** The upstream connection of the current exchange closed before the response completed. */
-    void onUpstreamInactive(Channel ch) {
+    @Override
+    public void onUpstreamInactive(Channel ch) {
         if (ch != upstream) {
             return;
         }

@@ -12,9 +12,10 @@ import io.sluice.core.cluster.Host;
 import io.sluice.server.metrics.ClusterMetrics;
 
 /**
- * Last handler of an upstream HTTP connection (after its {@link Http1Decoder}). While a request is
- * in flight it hands every decoded response part to its owner, the downstream
- * {@link HttpProxyHandler}; while the connection idles in the pool it owns nothing, and anything
+ * Upstream HTTP pipeline, {@code http-upstream} ({@link io.sluice.server.channel.SluicePipeline}):
+ * the last handler, after the response {@link Http1Decoder}. While a request is in flight it hands
+ * every decoded response part to its owner, an {@link UpstreamListener} (the downstream
+ * {@link HttpProxyHandler}); while the connection idles in the pool it owns nothing, and anything
  * the upstream sends unasked (a decoded message, or bytes the decoder holds as the start of one)
  * is dropped with the connection. Lives on the owner's event loop.
  *
@@ -26,7 +27,7 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
     private final HttpUpstreamPool pool;
     private final Host host;
     private final Http1Decoder decoder;
-    private HttpProxyHandler owner;
+    private UpstreamListener owner;
     /** Sweep generation when the connection was parked in the pool. */
     long idleSince;
     /** Sweep periods this connection may stay parked. */
@@ -97,7 +98,7 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
         return host;
     }
 
-    void owner(HttpProxyHandler newOwner) {
+    void owner(UpstreamListener newOwner) {
         if (meters != null && (owner == null) != (newOwner == null)) {
             if (newOwner != null) {
                 meters.connectionBorrowed();
@@ -110,7 +111,7 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        HttpProxyHandler o = owner;
+        UpstreamListener o = owner;
         if (o != null && (msg instanceof HttpHead || msg instanceof HttpBody || msg instanceof HttpDecodeError)) {
             o.onUpstreamRead(msg); // takes ownership
         } else {
@@ -122,7 +123,7 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
-        HttpProxyHandler o = owner;
+        UpstreamListener o = owner;
         if (o != null) {
             o.onUpstreamReadComplete();
         } else if (decoder.bufferedBytes() > 0) {
@@ -134,7 +135,7 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-        HttpProxyHandler o = owner;
+        UpstreamListener o = owner;
         if (o != null) {
             o.onUpstreamWritabilityChanged();
         }
@@ -143,7 +144,7 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
-        HttpProxyHandler o = owner;
+        UpstreamListener o = owner;
         owner(null);
         if (o != null) {
             o.onUpstreamInactive(ctx.channel());
@@ -155,7 +156,7 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         // Resets and decode failures alike: closing reports the loss through channelInactive.
-        HttpProxyHandler o = owner;
+        UpstreamListener o = owner;
         if (o != null) {
             o.onUpstreamError(cause);
         }
