@@ -29,7 +29,6 @@ import io.sluice.server.route.Route;
 import io.sluice.server.route.RouteTable;
 
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.concurrent.TimeUnit;
 
@@ -57,11 +56,6 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
 
     private enum State { AWAIT_HEAD, CONNECTING, PROXYING, DISCARDING, CLOSED }
 
-    private static final ByteBuf LAST_CHUNK = Unpooled.unreleasableBuffer(Unpooled.directBuffer(5)
-            .writeBytes("0\r\n\r\n".getBytes(StandardCharsets.US_ASCII)));
-    private static final ByteBuf CRLF = Unpooled.unreleasableBuffer(Unpooled.directBuffer(2)
-            .writeBytes("\r\n".getBytes(StandardCharsets.US_ASCII)));
-
     private final HttpListenerContext lc;
     private ChannelHandlerContext ctx;
     private HttpUpstreamPool pool;
@@ -78,43 +72,19 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
     private ConnectionTimer timer;
     private long lastActivity;
     private long headStart;
-    private long connectDeadline;
-    private long responseDeadline;
     /** Draining: an idle connection closes at this time (0: not draining, or not idle when the drain began). */
     private long drainDeadline;
     /** The client connection is unwritable, since {@link #unwritableSince}. */
     private boolean unwritable;
     private long unwritableSince;
 
-    // the current exchange
-    private int exchangeId;
-    /** The request head, held (for the access log) until the exchange ends. */
-    private HttpHead request;
-    private String method;
-    /** The head as sent upstream, kept only while a retry on a fresh connection is possible. */
-    private ByteBuf retryHead;
-    private HttpOptions options;
-    private boolean keepAlive;
-    private boolean http10;
-    private boolean requestHasBody;
-    private boolean requestComplete;
-    private long requestBodyBytes;
-    private Route route;
-    private ClusterBalancer cluster;
-    private Host host;
+    /** The current exchange's state (one instance per connection, reused). */
+    private final HttpExchange ex = new HttpExchange();
+    // the current exchange's upstream side and connection-level response flags
     private Channel upstream;
     private UpstreamHandler upstreamHandler;
-    private boolean reusedConnection;
-    private boolean retried;
-    private boolean responseStarted;
-    /** The response body is close-delimited and chunked by us for the client. */
-    private boolean chunkResponse;
-    private boolean upstreamKeepAlive;
     private boolean closeAfterResponse;
     private boolean wroteUpstream;
-    private int status;
-    private long start;
-    private long bytesOut;
 
     /** This connection's request-end event, refilled for every exchange it finishes. */
     private final RequestEnd end;
@@ -163,7 +133,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
             ReferenceCountUtil.release(msg);
             return;
         }
-        if (msg instanceof HttpDecodeError err && !requestComplete
+        if (msg instanceof HttpDecodeError err && !ex.requestComplete
                 && (state == State.CONNECTING || state == State.PROXYING || state == State.DISCARDING)) {
             onBodyError(err); // the body of the request in progress is malformed
             return;
@@ -224,7 +194,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
             if (upstream != null) {
                 detachUpstream().close(); // mid-exchange: the connection cannot be reused
             }
-            finishExchange(RequestOutcome.CLIENT_CLOSED, responseStarted ? status : 0);
+            finishExchange(RequestOutcome.CLIENT_CLOSED, ex.responseStarted ? ex.status : 0);
         } else {
             releaseRequest();
         }
@@ -269,23 +239,23 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
     // ---------------------------------------------------------------- request
 
     private void beginExchange() {
-        exchangeId++;
-        start = ticker.nanoTime();
+        ex.exchangeId++;
+        ex.start = ticker.nanoTime();
         headStart = 0;
         lc.metrics().requestStarted();
-        options = lc.options();
-        requestBodyBytes = 0;
-        responseStarted = false;
-        chunkResponse = false;
-        retried = false;
-        status = 0;
+        ex.options = lc.options();
+        ex.requestBodyBytes = 0;
+        ex.responseStarted = false;
+        ex.chunkResponse = false;
+        ex.retried = false;
+        ex.status = 0;
     }
 
     private void onDecodeError(HttpDecodeError err) {
         beginExchange();
-        keepAlive = false;
-        requestHasBody = false;
-        requestComplete = true;
+        ex.keepAlive = false;
+        ex.requestHasBody = false;
+        ex.requestComplete = true;
         switch (err.status()) {
             case 414 -> respondError(HttpResponseStatus.REQUEST_URI_TOO_LONG, err.reason(), RequestOutcome.URI_TOO_LONG, true);
             case 431 -> respondError(HttpResponseStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, err.reason(),
@@ -304,14 +274,14 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         }
         abortUpstream(null);
         dropQueuedBody();
-        if (responseStarted) {
-            finishExchange(RequestOutcome.BAD_REQUEST, status);
+        if (ex.responseStarted) {
+            finishExchange(RequestOutcome.BAD_REQUEST, ex.status);
             state = State.CLOSED;
             releaseQueue();
             ctx.close();
             return;
         }
-        requestComplete = true;
+        ex.requestComplete = true;
         if (err.status() == 431) {
             respondError(HttpResponseStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, err.reason(), RequestOutcome.HEADERS_TOO_LARGE, true);
         } else {
@@ -322,39 +292,39 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
 
     private void onRequestHead(HttpHead req) {
         beginExchange();
-        request = req;
-        method = req.method();
-        http10 = req.isHttp10();
-        keepAlive = req.isKeepAlive() && !lc.draining() && !closeAfterResponse;
-        requestHasBody = req.hasBody();
-        requestComplete = req.isComplete();
+        ex.request = req;
+        ex.method = req.method();
+        ex.http10 = req.isHttp10();
+        ex.keepAlive = req.isKeepAlive() && !lc.draining() && !closeAfterResponse;
+        ex.requestHasBody = req.hasBody();
+        ex.requestComplete = req.isComplete();
 
         // Route on what the upstream will see: the authority of an absolute-form target (RFC 9112
         // §3.2.2) or else Host, and the normalized path (the one that is forwarded).
         String authority = req.authority();
-        if (req.indexOf(HttpHead.HOST) < 0 && !http10) {
+        if (req.indexOf(HttpHead.HOST) < 0 && !ex.http10) {
             respondError(HttpResponseStatus.BAD_REQUEST, "missing Host header", RequestOutcome.BAD_REQUEST, true);
             return;
         }
         RouteTable table = lc.routes();
         String path = table.usesPath() ? req.path() : null;
-        route = table.routeHttp(table.usesHost() ? ProxyHeads.hostWithoutPort(authority) : null, path, method,
+        ex.route = table.routeHttp(table.usesHost() ? ProxyHeads.hostWithoutPort(authority) : null, path, ex.method,
                 req::header);
-        if (route == null) {
-            respondError(HttpResponseStatus.NOT_FOUND, "no route for " + method + " " + req.path()
+        if (ex.route == null) {
+            respondError(HttpResponseStatus.NOT_FOUND, "no route for " + ex.method + " " + req.path()
                     + (authority == null ? "" : " on host " + authority), RequestOutcome.NO_ROUTE, false);
             return;
         }
-        long max = options.maxRequestBodyBytes();
+        long max = ex.options.maxRequestBodyBytes();
         if (max > 0 && req.contentLength() > max) {
             respondError(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, "request body of " + req.contentLength()
                     + " bytes exceeds the limit of " + max, RequestOutcome.BODY_TOO_LARGE, true);
             return;
         }
-        cluster = route.cluster();
-        host = cluster.pick();
-        if (host == null) {
-            respondError(HttpResponseStatus.SERVICE_UNAVAILABLE, "no healthy host in cluster " + cluster.name(),
+        ex.cluster = ex.route.cluster();
+        ex.host = ex.cluster.pick();
+        if (ex.host == null) {
+            respondError(HttpResponseStatus.SERVICE_UNAVAILABLE, "no healthy host in cluster " + ex.cluster.name(),
                     RequestOutcome.NO_HEALTHY_HOST, false);
             return;
         }
@@ -364,31 +334,31 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
             ctx.writeAndFlush(ErrorResponses.continueResponse(), ctx.voidPromise());
         }
         String rewritten = null;
-        if (route.rewrites()) {
+        if (ex.route.rewrites()) {
             String forward = req.forwardTarget();
-            rewritten = route.rewrite(forward != null ? forward : req.target());
+            rewritten = ex.route.rewrite(forward != null ? forward : req.target());
         }
-        String hostOverride = !options.preserveHost() || authority == null ? host.address() : null;
-        boolean xf = options.xForwarded();
+        String hostOverride = !ex.options.preserveHost() || authority == null ? ex.host.address() : null;
+        boolean xf = ex.options.xForwarded();
         ByteBuf head = ProxyHeads.requestHead(ctx.alloc(), req, rewritten, hostOverride, xf ? clientIp() : null,
                 xf && trustedPeer(), expect);
         if (lc.accessLog() == null) {
-            request = null; // nothing needs the received head any more
+            ex.request = null; // nothing needs the received head any more
             req.release();
         }
-        host.requestStarted();
+        ex.host.requestStarted();
 
-        Channel pooled = pool.acquire(host);
+        Channel pooled = pool.acquire(ex.host);
         if (pooled != null) {
-            reusedConnection = true;
-            if (!requestHasBody && idempotent(method)) {
-                retryHead = head.retainedDuplicate(); // a stale parked connection may need it again
+            ex.reusedConnection = true;
+            if (!ex.requestHasBody && idempotent(ex.method)) {
+                ex.retryHead = head.retainedDuplicate(); // a stale parked connection may need it again
             }
             attach(pooled);
             state = State.PROXYING;
             writeHead(head);
         } else {
-            retryHead = head;
+            ex.retryHead = head;
             connect();
         }
     }
@@ -399,7 +369,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
                 boolean last = b.isLast();
                 b.release();
                 if (last) {
-                    requestComplete = true;
+                    ex.requestComplete = true;
                     nextRequest();
                 }
             }
@@ -408,9 +378,9 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
                     queue.add(b); // counted and forwarded once connected
                     return;
                 }
-                long max = options.maxRequestBodyBytes();
-                requestBodyBytes += b.payloadBytes();
-                if (max > 0 && requestBodyBytes > max) {
+                long max = ex.options.maxRequestBodyBytes();
+                ex.requestBodyBytes += b.payloadBytes();
+                if (max > 0 && ex.requestBodyBytes > max) {
                     b.release();
                     abortUpstream(null);
                     respondError(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, "request body exceeds the limit of "
@@ -419,7 +389,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
                 }
                 boolean last = b.isLast();
                 if (last) {
-                    requestComplete = true;
+                    ex.requestComplete = true;
                 }
                 upstream.write(b.content(), upstream.voidPromise());
                 wroteUpstream = true;
@@ -432,38 +402,38 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
     }
 
     private void writeHead(ByteBuf head) {
-        upstreamHandler.expectBodylessResponse("HEAD".equals(method));
+        upstreamHandler.expectBodylessResponse("HEAD".equals(ex.method));
         upstream.write(head, upstream.voidPromise());
         wroteUpstream = true;
-        if (requestComplete) {
+        if (ex.requestComplete) {
             armResponseDeadline();
         }
     }
 
     private void armResponseDeadline() {
-        responseDeadline = ticker.nanoTime() + route.timeoutNanos();
-        armTimer(responseDeadline);
+        ex.responseDeadline = ticker.nanoTime() + ex.route.timeoutNanos();
+        armTimer(ex.responseDeadline);
     }
 
     private void connect() {
         state = State.CONNECTING;
         updateRead();
-        int id = exchangeId;
-        Host target = host;
-        ClusterBalancer c = cluster;
-        connectDeadline = ticker.nanoTime() + c.config().connectTimeout().toNanos();
-        armTimer(connectDeadline);
+        int id = ex.exchangeId;
+        Host target = ex.host;
+        ClusterBalancer c = ex.cluster;
+        ex.connectDeadline = ticker.nanoTime() + c.config().connectTimeout().toNanos();
+        armTimer(ex.connectDeadline);
         pool.connect(target, c.config()).addListener((ChannelFuture f) -> onConnected(f, id, target, c));
     }
 
     private void onConnected(ChannelFuture f, int id, Host target, ClusterBalancer c) {
-        if (id != exchangeId || state != State.CONNECTING) {
+        if (id != ex.exchangeId || state != State.CONNECTING) {
             if (f.isSuccess()) {
                 pool.release(target, f.channel(), c.config()); // the exchange died meanwhile; keep the connection
             }
             return;
         }
-        connectDeadline = 0;
+        ex.connectDeadline = 0;
         if (!f.isSuccess()) {
             boolean timeout = f.cause() instanceof ConnectTimeoutException;
             c.onOutcome(target, Outcome.CONNECT_FAILURE);
@@ -474,11 +444,11 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
                     timeout ? RequestOutcome.CONNECT_TIMEOUT : RequestOutcome.CONNECT_FAILURE, false);
             return;
         }
-        reusedConnection = false;
+        ex.reusedConnection = false;
         attach(f.channel());
         state = State.PROXYING;
-        ByteBuf head = retryHead;
-        retryHead = null;
+        ByteBuf head = ex.retryHead;
+        ex.retryHead = null;
         writeHead(head);
         Object m;
         while (state == State.PROXYING && (m = queue.peek()) instanceof HttpBody) {
@@ -505,7 +475,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
                 resp.release(); // 1xx: the client already had our own 100 Continue
                 return;
             }
-            if (responseStarted) {
+            if (ex.responseStarted) {
                 resp.release(); // a second response to one request: the upstream connection is broken
                 abortUpstream(Outcome.RESET);
                 failMidResponse();
@@ -516,25 +486,14 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
                 onResponseComplete();
             }
         } else if (msg instanceof HttpBody b) {
-            if (!responseStarted) {
+            if (!ex.responseStarted) {
                 b.release();
                 return;
             }
-            bytesOut += b.payloadBytes();
+            ex.bytesOut += b.payloadBytes();
             boolean last = b.isLast();
-            if (chunkResponse) {
-                int n = b.content().readableBytes();
-                if (n > 0) {
-                    ctx.write(Unpooled.wrappedBuffer((Integer.toHexString(n) + "\r\n").getBytes(StandardCharsets.US_ASCII)),
-                            ctx.voidPromise());
-                    ctx.write(b.content(), ctx.voidPromise());
-                    ctx.write(CRLF.duplicate(), ctx.voidPromise());
-                } else {
-                    b.release();
-                }
-                if (last) {
-                    ctx.write(LAST_CHUNK.duplicate(), ctx.voidPromise());
-                }
+            if (ex.chunkResponse) {
+                ChunkWriter.write(ctx, b);
             } else {
                 ctx.write(b.content(), ctx.voidPromise());
             }
@@ -543,10 +502,10 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
             }
         } else if (msg instanceof HttpDecodeError err) {
             abortUpstream(Outcome.RESET);
-            if (responseStarted) {
+            if (ex.responseStarted) {
                 failMidResponse();
             } else {
-                failUpstream("malformed response from upstream " + host.address() + ": " + err.reason());
+                failUpstream("malformed response from upstream " + ex.host.address() + ": " + err.reason());
             }
         } else {
             ReferenceCountUtil.release(msg);
@@ -566,30 +525,30 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         if (resp.isComplete() && announcesBody(resp)) {
             upstreamHandler.markDirty(ClusterMetrics.RETIRED_BODY_NOT_ALLOWED);
         }
-        responseStarted = true;
-        responseDeadline = 0;
-        status = resp.status();
-        upstreamKeepAlive = resp.isKeepAlive();
+        ex.responseStarted = true;
+        ex.responseDeadline = 0;
+        ex.status = resp.status();
+        ex.upstreamKeepAlive = resp.isKeepAlive();
         boolean addChunked = false;
         boolean dropFraming = false;
         if (resp.isCloseDelimited()) {
             // Close-delimited upstream body: chunk it for 1.1 clients, close after it for 1.0.
-            upstreamKeepAlive = false;
-            if (http10) {
+            ex.upstreamKeepAlive = false;
+            if (ex.http10) {
                 closeAfterResponse = true;
             } else {
                 addChunked = true;
-                chunkResponse = true;
+                ex.chunkResponse = true;
             }
-        } else if (resp.isChunked() && http10) {
+        } else if (resp.isChunked() && ex.http10) {
             dropFraming = true;
             upstreamHandler.dechunk(true);
             closeAfterResponse = true;
         }
-        boolean keep = keepAlive && !closeAfterResponse && !lc.draining() && (requestComplete || !requestHasBody);
+        boolean keep = ex.keepAlive && !closeAfterResponse && !lc.draining() && (ex.requestComplete || !ex.requestHasBody);
         closeAfterResponse = !keep;
         int connection = !keep ? ProxyHeads.CONNECTION_CLOSE_HEADER
-                : http10 ? ProxyHeads.CONNECTION_KEEP_ALIVE_HEADER : ProxyHeads.CONNECTION_AS_IS;
+                : ex.http10 ? ProxyHeads.CONNECTION_KEEP_ALIVE_HEADER : ProxyHeads.CONNECTION_AS_IS;
         ByteBuf head = ProxyHeads.responseHead(ctx.alloc(), resp, addChunked, dropFraming, connection);
         if (head != resp.raw()) {
             resp.release();
@@ -599,15 +558,15 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
 
     private void onResponseComplete() {
         Channel up = detachUpstream();
-        if (upstreamKeepAlive && requestComplete && up.isActive()) {
+        if (ex.upstreamKeepAlive && ex.requestComplete && up.isActive()) {
             up.config().setAutoRead(true);
-            pool.release(host, up, cluster.config());
+            pool.release(ex.host, up, ex.cluster.config());
         } else {
             up.close();
         }
-        cluster.onOutcome(host, status >= 500 ? Outcome.SERVER_ERROR : Outcome.SUCCESS);
-        finishExchange(RequestOutcome.PROXIED, status);
-        if (closeAfterResponse || !requestComplete) {
+        ex.cluster.onOutcome(ex.host, ex.status >= 500 ? Outcome.SERVER_ERROR : Outcome.SUCCESS);
+        finishExchange(RequestOutcome.PROXIED, ex.status);
+        if (closeAfterResponse || !ex.requestComplete) {
             closeAfterFlush();
         } else {
             ctx.flush(); // the upstream is detached: its read-complete will not flush for us
@@ -642,24 +601,24 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         }
         upstream = null;
         upstreamHandler = null;
-        if (responseStarted) {
-            cluster.onOutcome(host, Outcome.RESET);
+        if (ex.responseStarted) {
+            ex.cluster.onOutcome(ex.host, Outcome.RESET);
             failMidResponse();
             return;
         }
-        if (reusedConnection && !retried && retryHead != null) {
+        if (ex.reusedConnection && !ex.retried && ex.retryHead != null) {
             // A parked connection the upstream had already closed: try once more on a fresh one.
-            retried = true;
+            ex.retried = true;
             connect();
             return;
         }
-        cluster.onOutcome(host, Outcome.RESET);
-        failUpstream("upstream " + host.address() + " closed the connection before responding");
+        ex.cluster.onOutcome(ex.host, Outcome.RESET);
+        failUpstream("upstream " + ex.host.address() + " closed the connection before responding");
     }
 
     /** The upstream failed after the response head went out: the client cannot be told, only cut off. */
     private void failMidResponse() {
-        finishExchange(RequestOutcome.UPSTREAM_RESET, status);
+        finishExchange(RequestOutcome.UPSTREAM_RESET, ex.status);
         state = State.CLOSED;
         releaseQueue();
         ctx.close(); // a truncated response must not look complete
@@ -683,14 +642,14 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         }
         abortUpstream(null); // the upstream is not at fault
         dropQueuedBody();
-        if (responseStarted) {
-            finishExchange(RequestOutcome.BODY_TIMEOUT, status);
+        if (ex.responseStarted) {
+            finishExchange(RequestOutcome.BODY_TIMEOUT, ex.status);
             state = State.CLOSED;
             releaseQueue();
             ctx.close();
             return;
         }
-        keepAlive = false;
+        ex.keepAlive = false;
         respondError(HttpResponseStatus.REQUEST_TIMEOUT, "request body: no bytes received for "
                 + o.requestBodyTimeout().toMillis() + " ms", RequestOutcome.BODY_TIMEOUT, true);
     }
@@ -705,7 +664,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         state = State.CLOSED;
         if (was == State.CONNECTING || was == State.PROXYING) {
             abortUpstream(null);
-            finishExchange(RequestOutcome.WRITE_TIMEOUT, responseStarted ? status : 0);
+            finishExchange(RequestOutcome.WRITE_TIMEOUT, ex.responseStarted ? ex.status : 0);
         }
         releaseQueue();
         ctx.close();
@@ -713,19 +672,19 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
 
     /** The connection to the picked host did not come up within the cluster's connect timeout. */
     private void onConnectTimeout() {
-        connectDeadline = 0;
-        ClusterBalancer c = cluster;
-        c.onOutcome(host, Outcome.CONNECT_FAILURE);
+        ex.connectDeadline = 0;
+        ClusterBalancer c = ex.cluster;
+        c.onOutcome(ex.host, Outcome.CONNECT_FAILURE);
         dropQueuedBody();
-        respondError(HttpResponseStatus.GATEWAY_TIMEOUT, "timed out connecting to " + host.address() + " of cluster "
+        respondError(HttpResponseStatus.GATEWAY_TIMEOUT, "timed out connecting to " + ex.host.address() + " of cluster "
                 + c.name() + " within " + c.config().connectTimeout().toMillis() + " ms", RequestOutcome.CONNECT_TIMEOUT, false);
         // the connect goes on; onConnected parks the connection if it comes up
     }
 
     private void onResponseTimeout() {
         abortUpstream(Outcome.TIMEOUT);
-        respondError(HttpResponseStatus.GATEWAY_TIMEOUT, "upstream " + host.address() + " did not respond within "
-                + TimeUnit.NANOSECONDS.toMillis(route.timeoutNanos()) + " ms", RequestOutcome.UPSTREAM_TIMEOUT, false);
+        respondError(HttpResponseStatus.GATEWAY_TIMEOUT, "upstream " + ex.host.address() + " did not respond within "
+                + TimeUnit.NANOSECONDS.toMillis(ex.route.timeoutNanos()) + " ms", RequestOutcome.UPSTREAM_TIMEOUT, false);
     }
 
     // ---------------------------------------------------------------- exchange plumbing
@@ -751,8 +710,8 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         if (upstream != null) {
             detachUpstream().close();
         }
-        if (outcome != null && host != null) {
-            cluster.onOutcome(host, outcome);
+        if (outcome != null && ex.host != null) {
+            ex.cluster.onOutcome(ex.host, outcome);
         }
     }
 
@@ -761,13 +720,13 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
      * the client wants keep-alive, {@code forceClose} is false and no request body is left unread.
      */
     private void respondError(HttpResponseStatus st, String reason, RequestOutcome outcome, boolean forceClose) {
-        boolean keep = keepAlive && !forceClose && !closeAfterResponse && !lc.draining()
-                && (requestComplete || !requestHasBody);
+        boolean keep = ex.keepAlive && !forceClose && !closeAfterResponse && !lc.draining()
+                && (ex.requestComplete || !ex.requestHasBody);
         finishExchange(outcome, st.code()); // metrics first: a client that saw the answer sees it counted
         ctx.writeAndFlush(ErrorResponses.of(ctx.alloc(), st, reason, keep), ctx.voidPromise());
         if (!keep) {
             closeAfterFlush();
-        } else if (requestComplete) {
+        } else if (ex.requestComplete) {
             nextRequest();
         } else {
             state = State.DISCARDING; // the (empty) rest of the request is still to come
@@ -777,37 +736,37 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
 
     private void finishExchange(RequestOutcome outcome, int code) {
         RequestEnd e = end.reset();
-        e.route = route;
+        e.route = ex.route;
         e.outcome = outcome;
         e.status = code;
-        e.durationNanos = ticker.nanoTime() - start;
-        e.host = host;
-        e.bytesOut = bytesOut;
+        e.durationNanos = ticker.nanoTime() - ex.start;
+        e.host = ex.host;
+        e.bytesOut = ex.bytesOut;
         if (lc.accessLog() != null) {
             e.client = clientIp();
-            e.target = request == null ? "-" : method + " " + request.target();
+            e.target = ex.request == null ? "-" : ex.method + " " + ex.request.target();
         }
         releaseRequest();
-        bytesOut = 0;
-        if (host != null) {
-            host.requestFinished();
-            host = null;
+        ex.bytesOut = 0;
+        if (ex.host != null) {
+            ex.host.requestFinished();
+            ex.host = null;
         }
         lc.requestEnded(e); // metrics, access log
-        responseDeadline = 0;
-        connectDeadline = 0;
-        route = null;
-        cluster = null;
+        ex.responseDeadline = 0;
+        ex.connectDeadline = 0;
+        ex.route = null;
+        ex.cluster = null;
     }
 
     private void releaseRequest() {
-        if (request != null) {
-            request.release();
-            request = null;
+        if (ex.request != null) {
+            ex.request.release();
+            ex.request = null;
         }
-        if (retryHead != null) {
-            retryHead.release();
-            retryHead = null;
+        if (ex.retryHead != null) {
+            ex.retryHead.release();
+            ex.retryHead = null;
         }
     }
 
@@ -858,7 +817,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         while ((m = queue.peek()) instanceof HttpBody b) {
             queue.poll();
             if (b.isLast()) {
-                requestComplete = true;
+                ex.requestComplete = true;
             }
             b.release();
         }
@@ -887,7 +846,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
      * connection; the list is the current one (a reload applies to the next request).
      */
     private boolean trustedPeer() {
-        HttpOptions o = options;
+        HttpOptions o = ex.options;
         if (o.trustedProxies().isEmpty()) {
             return false;
         }
@@ -951,7 +910,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
             }
             next = earlier(next, due);
         }
-        if ((state == State.PROXYING && requestHasBody && !requestComplete || state == State.DISCARDING)
+        if ((state == State.PROXYING && ex.requestHasBody && !ex.requestComplete || state == State.DISCARDING)
                 && ctx.channel().config().isAutoRead()) {
             long due = lastActivity + o.requestBodyTimeout().toNanos();
             if (now - due >= 0) {
@@ -960,25 +919,25 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
             }
             next = earlier(next, due);
         }
-        if (state == State.CONNECTING && connectDeadline != 0) {
-            if (now - connectDeadline >= 0) {
+        if (state == State.CONNECTING && ex.connectDeadline != 0) {
+            if (now - ex.connectDeadline >= 0) {
                 onConnectTimeout();
                 return;
             }
-            next = earlier(next, connectDeadline);
-        } else if (state == State.PROXYING && responseDeadline != 0) {
-            if (now - responseDeadline >= 0) {
+            next = earlier(next, ex.connectDeadline);
+        } else if (state == State.PROXYING && ex.responseDeadline != 0) {
+            if (now - ex.responseDeadline >= 0) {
                 onResponseTimeout();
                 return;
             }
-            next = earlier(next, responseDeadline);
+            next = earlier(next, ex.responseDeadline);
         } else if (state == State.AWAIT_HEAD && headStart != 0) {
             long due = headStart + o.requestHeaderTimeout().toNanos();
             if (now - due >= 0) {
                 lc.metrics().requestStarted();
-                start = now;
-                options = o;
-                keepAlive = false;
+                ex.start = now;
+                ex.options = o;
+                ex.keepAlive = false;
                 respondError(HttpResponseStatus.REQUEST_TIMEOUT, "request head not received within "
                         + o.requestHeaderTimeout().toMillis() + " ms", RequestOutcome.HEADER_TIMEOUT, true);
                 return;
