@@ -9,6 +9,8 @@ package io.sluice.server.channel;
  * downstream Bolt:      [meter →] bolt-decoder → bolt-proxy
  * downstream auto:      [meter →] protocol-detector   (replaced by the HTTP or Bolt handlers after
  *                                                       the meter once the first byte arrives)
+ * closing (any protocol, after the gateway's error answer):
+ *                       [meter →] linger → …          (reads and discards until the close)
  * upstream HTTP/1.1:    [upstream-meter →] http-upstream-decoder → http-upstream
  * upstream Bolt:        [upstream-meter →] bolt-upstream-decoder → bolt-upstream
  * </pre>
@@ -23,6 +25,9 @@ public final class SluicePipeline {
     public static final String METER = "meter";
     /** Downstream, auto listeners: {@code ProtocolDetector}, until the first byte. */
     public static final String PROTOCOL_DETECTOR = "protocol-detector";
+
+    /** Downstream, while closing after an error answer: {@code LingeringCloseHandler}, right after the meter. */
+    public static final String LINGER = "linger";
 
     /** Downstream HTTP: {@code ReadMarkerHandler}, before the decoder (raw bytes arrived). */
     public static final String HTTP_READ_MARKER = "http-read-marker";

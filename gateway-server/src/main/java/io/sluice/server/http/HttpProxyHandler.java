@@ -22,6 +22,7 @@ import io.sluice.core.time.Ticker;
 import io.sluice.lb.ClusterBalancer;
 import io.sluice.server.channel.ConnectionTimer;
 import io.sluice.server.channel.DrainEvent;
+import io.sluice.server.channel.LingeringCloseHandler;
 import io.sluice.server.channel.RequestEnd;
 import io.sluice.server.metrics.ClusterMetrics;
 import io.sluice.server.metrics.RequestOutcome;
@@ -725,7 +726,10 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         finishExchange(outcome, st.code()); // metrics first: a client that saw the answer sees it counted
         ctx.writeAndFlush(ErrorResponses.of(ctx.alloc(), st, reason, keep), ctx.voidPromise());
         if (!keep) {
-            closeAfterFlush();
+            // Linger: the client may have sent more than was read; closing now could reset the answer away.
+            state = State.CLOSED;
+            releaseQueue();
+            LingeringCloseHandler.closeAfterFlush(ctx.channel(), scheduler);
         } else if (ex.requestComplete) {
             nextRequest();
         } else {
