@@ -33,24 +33,18 @@ public final class HttpListenerContext extends ListenerContext<HttpOptions> {
     public HttpListenerContext(String name, RouteTable routes, HttpOptions options, ListenerMetrics metrics,
                                EventLoopGroup workers, Transport transport, Ticker ticker,
                                Function<String, ClusterMetrics> upstreamMeters) {
-        this(name, routes, options, metrics, schedulers(workers, ticker), pools(workers, transport, upstreamMeters));
+        this(name, routes, options, metrics, schedulers(workers, ticker), transport, upstreamMeters);
     }
 
     private HttpListenerContext(String name, RouteTable routes, HttpOptions options, ListenerMetrics metrics,
-                                Map<EventExecutor, Scheduler> schedulers, Map<EventExecutor, HttpUpstreamPool> pools) {
+                                Map<EventExecutor, Scheduler> schedulers, Transport transport,
+                                Function<String, ClusterMetrics> upstreamMeters) {
         super(name, routes, options, metrics, schedulers::get);
-        this.pools = pools;
-        this.poolOf = pools::get;
-        applyResponseCodec(options);
-    }
-
-    private static Map<EventExecutor, HttpUpstreamPool> pools(EventLoopGroup workers, Transport transport,
-                                                              Function<String, ClusterMetrics> upstreamMeters) {
         Map<EventExecutor, HttpUpstreamPool> p = new IdentityHashMap<>();
-        for (EventExecutor e : workers) {
-            p.put(e, new HttpUpstreamPool((EventLoop) e, transport, upstreamMeters));
-        }
-        return p;
+        schedulers.forEach((e, scheduler) -> p.put(e, new HttpUpstreamPool((EventLoop) e, scheduler, transport, upstreamMeters)));
+        this.pools = p;
+        this.poolOf = p::get;
+        applyResponseCodec(options);
     }
 
     /**

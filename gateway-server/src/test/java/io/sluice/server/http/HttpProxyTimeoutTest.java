@@ -61,16 +61,19 @@ class HttpProxyTimeoutTest {
     EmbeddedChannel client;
     /** Every request-end event, as "OUTCOME status". */
     final List<String> ends = new ArrayList<>();
+    /** The cluster's pool idle timeout (its default). */
+    final Duration poolIdle;
 
     HttpProxyTimeoutTest() {
         ClusterConfig cc = ClusterConfig.of("c", List.of(new HostConfig("127.0.0.1", 8080, 1)))
                 .withTimeouts(CONNECT, RESPONSE);
+        poolIdle = cc.pool().idleTimeout();
         ClusterBalancer c = ClusterBalancer.create(cc, new LbContext(clock, new SplittableRandom(1)));
         RouteTable routes = RouteTable.compile(List.of(RouteConfig.to("c")), Map.of("c", c));
         HttpOptions o = HttpOptions.builder().idleTimeout(IDLE).requestHeaderTimeout(HEAD).xForwarded(false)
                 .requestBodyTimeout(BODY).writeTimeout(WRITE).drainGrace(GRACE).build();
         lc = new HttpListenerContext("web", routes, o, metrics,
-                e -> pools.computeIfAbsent(e, l -> new HttpUpstreamPool((EventLoop) l, upstreams.template((EventLoop) l), n -> null)),
+                e -> pools.computeIfAbsent(e, l -> new HttpUpstreamPool((EventLoop) l, clock, upstreams.template((EventLoop) l), n -> null)),
                 e -> clock);
         lc.tap(e -> ends.add(e.outcome + " " + e.status));
         client = EmbeddedChannel.builder().register(false).build();
@@ -186,6 +189,27 @@ class HttpProxyTimeoutTest {
         client.close();
         client.runPendingTasks();
         assertThat(ends).containsExactly("UPSTREAM_RESET 502", "CLIENT_CLOSED 0");
+    }
+
+    @Test
+    void aParkedUpstreamConnectionIsSweptOnTheSchedulersClock() throws Exception {
+        connectClient();
+        send(GET);
+        EmbeddedChannel up = upstreams.last();
+        drainText(up);
+        up.writeInbound(Unpooled.copiedBuffer(OK, StandardCharsets.US_ASCII));
+        client.runPendingTasks();
+        drainText(client);
+        HttpUpstreamPool pool = pools.values().iterator().next();
+        assertThat(pool.idleCount()).isEqualTo(1);
+        long limit = Math.max(1, poolIdle.toNanos() / HttpUpstreamPool.SWEEP_PERIOD_NANOS);
+        // parked in sweep generation 0: closed by the sweep of generation `limit`, i.e. `limit` periods on
+        advanceNanos(limit * HttpUpstreamPool.SWEEP_PERIOD_NANOS - 1);
+        assertThat(pool.idleCount()).isEqualTo(1);
+        advanceNanos(1);
+        assertThat(pool.idleCount()).isZero();
+        up.runPendingTasks();
+        assertThat(up.isOpen()).isFalse();
     }
 
     @Test
