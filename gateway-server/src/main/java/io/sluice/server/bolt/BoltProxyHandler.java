@@ -85,6 +85,8 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements Pen
     private ConnectionTimer idleTimer;
     private long idleCheckNanos;
 
+    /** What an upstream connection is told about the request being sent; refilled per request. */
+    private final BoltRequest request = new BoltRequest(this);
     /** This connection's request-end event, refilled for every request it finishes. */
     private final RequestEnd end;
     /** The client's address for the access log, worked out once per connection. */
@@ -211,7 +213,14 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements Pen
         } else {
             int t = f.timeoutMillis();
             long timeout = t > 0 ? Math.min(TimeUnit.MILLISECONDS.toNanos(t), capNanos) : capNanos;
-            if (!up.send(f, this, start, timeout, host, cluster, target, route)) {
+            BoltRequest r = request;
+            r.startNanos = start;
+            r.timeoutNanos = timeout;
+            r.host = host;
+            r.cluster = cluster;
+            r.target = target;
+            r.route = route;
+            if (!up.send(f, r)) {
                 reject(f, BoltStatus.SERVER_THREADPOOL_BUSY, "upstream connection to " + host.address()
                         + " is saturated", RequestOutcome.OVERLOADED, start);
                 return;

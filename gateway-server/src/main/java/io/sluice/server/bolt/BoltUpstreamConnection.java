@@ -27,7 +27,6 @@ import io.sluice.lb.ClusterBalancer;
 import io.sluice.server.channel.ConnectionTimer;
 import io.sluice.server.channel.SluicePipeline;
 import io.sluice.server.metrics.RequestOutcome;
-import io.sluice.server.route.Route;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -182,18 +181,17 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
     }
 
     /**
-     * Sends the two-way request {@code frame} upstream under a fresh id, tracked for {@code owner}
-     * until its response, its timeout ({@code startNanos + timeoutNanos} on the gateway's ticker) or
+     * Sends the two-way request {@code frame} upstream under a fresh id, tracked for {@code r.owner}
+     * until its response, its timeout ({@code r.startNanos + r.timeoutNanos} on the gateway's ticker) or
      * the connection's end. On success this connection owns the frame; on {@code false} (saturated)
      * the caller still does and must answer SERVER_THREADPOOL_BUSY.
      */
-    boolean send(BoltFrame frame, PendingListener owner, long startNanos, long timeoutNanos, Host host,
-                 ClusterBalancer cluster, String target, Route route) {
+    boolean send(BoltFrame frame, BoltRequest r) {
         if (saturated()) {
             return false;
         }
         Pending p = pending.obtain();
-        p.set(owner, frame.requestId(), frame.framing(), startNanos, timeoutNanos, host, cluster, target, route);
+        p.set(r, frame.requestId(), frame.framing());
         int id = pending.add(p);
         frame.rewriteRequestId(id);
         sweepTimer.arm(p.deadlineNanos); // nothing to do unless it is the earliest deadline

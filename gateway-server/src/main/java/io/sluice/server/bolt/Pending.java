@@ -34,18 +34,18 @@ final class Pending {
     Pending prev;
     Pending next;
 
-    void set(PendingListener owner, int originalId, BoltFraming framing, long startNanos, long timeoutNanos,
-             Host host, ClusterBalancer cluster, String target, Route route) {
-        this.owner = owner;
-        this.route = route;
+    /** Fills this entry for request {@code r}, sent with {@code originalId} in {@code framing}. */
+    void set(BoltRequest r, int originalId, BoltFraming framing) {
+        this.owner = r.owner;
+        this.route = r.route;
         this.originalId = originalId;
         this.framing = framing;
-        this.startNanos = startNanos;
-        this.timeoutNanos = timeoutNanos;
-        this.deadlineNanos = startNanos + timeoutNanos;
-        this.host = host;
-        this.cluster = cluster;
-        this.target = target;
+        this.startNanos = r.startNanos;
+        this.timeoutNanos = r.timeoutNanos;
+        this.deadlineNanos = r.startNanos + r.timeoutNanos;
+        this.host = r.host;
+        this.cluster = r.cluster;
+        this.target = r.target;
     }
 
     /** Forgets everything it points to, so a recycled entry keeps nothing alive. */
