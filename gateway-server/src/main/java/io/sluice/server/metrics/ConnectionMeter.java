@@ -9,7 +9,8 @@ import io.netty.channel.ChannelPromise;
 import java.util.function.BooleanSupplier;
 
 /**
- * First handler of a client connection: counts the bytes read and written and, when the
+ * First handler of a client connection ({@code meter} in every downstream pipeline of
+ * {@link io.sluice.server.channel.SluicePipeline}, when metrics are recorded): counts the bytes read and written and, when the
  * connection ends, who closed it. Bytes add up in plain fields and go to the shared counters once
  * per read batch and once per flush, not per message. One instance per connection, event loop only.
  */
