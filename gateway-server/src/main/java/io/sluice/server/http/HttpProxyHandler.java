@@ -29,7 +29,6 @@ import io.sluice.server.metrics.RequestOutcome;
 import io.sluice.server.route.Route;
 import io.sluice.server.route.RouteTable;
 
-import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
 import java.util.concurrent.TimeUnit;
 
@@ -65,9 +64,8 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
     private State state = State.AWAIT_HEAD;
     /** Messages held back: request parts while connecting, or a pipelined next request. */
     private final ArrayDeque<Object> queue = new ArrayDeque<>(4);
-    private String clientIp;
-    /** The peer's address bytes, once {@link #trustedPeer()} needed them. */
-    private byte[] peerAddress;
+    /** The client's address and trust, worked out once per connection. */
+    private ClientPeer peer;
 
     // timers (nanos from the scheduler's ticker; 0 = not set)
     private ConnectionTimer timer;
@@ -104,6 +102,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         this.scheduler = lc.scheduler(ctx.executor());
         this.ticker = scheduler.ticker();
         this.timer = new ConnectionTimer(scheduler, this::onTimer);
+        this.peer = new ClientPeer(ctx.channel());
     }
 
     @Override
@@ -341,8 +340,8 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         }
         String hostOverride = !ex.options.preserveHost() || authority == null ? ex.host.address() : null;
         boolean xf = ex.options.xForwarded();
-        ByteBuf head = ProxyHeads.requestHead(ctx.alloc(), req, rewritten, hostOverride, xf ? clientIp() : null,
-                xf && trustedPeer(), expect);
+        ByteBuf head = ProxyHeads.requestHead(ctx.alloc(), req, rewritten, hostOverride, xf ? peer.ip() : null,
+                xf && peer.trusted(ex.options), expect);
         if (lc.accessLog() == null) {
             ex.request = null; // nothing needs the received head any more
             req.release();
@@ -747,7 +746,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         e.host = ex.host;
         e.bytesOut = ex.bytesOut;
         if (lc.accessLog() != null) {
-            e.client = clientIp();
+            e.client = peer.ip();
             e.target = ex.request == null ? "-" : ex.method + " " + ex.request.target();
         }
         releaseRequest();
@@ -832,35 +831,6 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         while ((m = queue.poll()) != null) {
             ReferenceCountUtil.release(m);
         }
-    }
-
-    /** The client's address as text, worked out once per connection. */
-    private String clientIp() {
-        String ip = clientIp;
-        if (ip == null) {
-            ip = ctx.channel().remoteAddress() instanceof InetSocketAddress a ? a.getAddress().getHostAddress() : "unknown";
-            clientIp = ip;
-        }
-        return ip;
-    }
-
-    /**
-     * Whether this connection's peer is one of {@code http.trusted_proxies} (its X-Forwarded-* and
-     * Forwarded headers are then kept and appended to). The peer's address bytes are read once per
-     * connection; the list is the current one (a reload applies to the next request).
-     */
-    private boolean trustedPeer() {
-        HttpOptions o = ex.options;
-        if (o.trustedProxies().isEmpty()) {
-            return false;
-        }
-        byte[] peer = peerAddress;
-        if (peer == null) {
-            peer = ctx.channel().remoteAddress() instanceof InetSocketAddress a && a.getAddress() != null
-                    ? a.getAddress().getAddress() : new byte[0];
-            peerAddress = peer;
-        }
-        return o.trusts(peer);
     }
 
     private static boolean idempotent(String m) {
