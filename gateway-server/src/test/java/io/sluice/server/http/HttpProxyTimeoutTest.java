@@ -147,6 +147,32 @@ class HttpProxyTimeoutTest {
     }
 
     @Test
+    void requestEndForOversizedHeads() throws Exception {
+        connectClient();
+        send("GET /" + "a".repeat(70_000) + " HTTP/1.1\r\nHost: a\r\n\r\n");
+        assertThat(drainText(client)).startsWith("HTTP/1.1 414 ");
+        assertThat(ends).containsExactly("URI_TOO_LONG 414");
+    }
+
+    @Test
+    void requestEndForTooLargeHeaders() throws Exception {
+        connectClient();
+        send("GET /x HTTP/1.1\r\nHost: a\r\nX-Big: " + "b".repeat(70_000) + "\r\n\r\n");
+        assertThat(drainText(client)).startsWith("HTTP/1.1 431 ");
+        assertThat(ends).containsExactly("HEADERS_TOO_LARGE 431");
+    }
+
+    @Test
+    void requestEndForABodyTimeout() throws Exception {
+        connectClient();
+        send(SLOW_POST);
+        drainText(upstreams.last());
+        advance(BODY);
+        assertThat(drainText(client)).startsWith("HTTP/1.1 408 ");
+        assertThat(ends).containsExactly("BODY_TIMEOUT 408");
+    }
+
+    @Test
     void requestEndForTimeouts() throws Exception {
         connectClient();
         send(GET);
