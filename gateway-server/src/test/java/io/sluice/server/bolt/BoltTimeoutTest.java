@@ -147,6 +147,19 @@ class BoltTimeoutTest {
     }
 
     @Test
+    void requestEndWhenTheUpstreamConnectionIsLost() {
+        request(3, 1000);
+        EmbeddedChannel up = upstreams.last();
+        up.releaseOutbound();
+        up.close();
+        client.runPendingTasks();
+        List<int[]> r = responses();
+        assertThat(r).hasSize(1);
+        assertThat(r.get(0)).containsExactly(3, BoltStatus.CONNECTION_CLOSED);
+        assertThat(ends).containsExactly("UPSTREAM_RESET " + BoltStatus.CONNECTION_CLOSED);
+    }
+
+    @Test
     void requestEndForACodecError() {
         ByteBuf bad = ALLOC.buffer().writeByte(1).writeByte(1).writeShort(1).writeByte(1).writeInt(3).writeByte(1)
                 .writeInt(0).writeShort(0).writeShort(0).writeInt(1 << 30); // a V1 request announcing a 1 GiB body
