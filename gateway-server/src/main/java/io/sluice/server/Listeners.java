@@ -22,7 +22,8 @@ import io.sluice.server.accesslog.AccessLog;
 import io.sluice.server.admin.AdminHandler;
 import io.sluice.server.bolt.BoltListenerContext;
 import io.sluice.server.bolt.BoltServerInitializer;
-import io.sluice.server.http.DrainEvent;
+import io.sluice.server.channel.DrainEvent;
+import io.sluice.server.channel.SluicePipeline;
 import io.sluice.server.http.HttpListenerContext;
 import io.sluice.server.http.HttpServerInitializer;
 import io.sluice.server.metrics.GatewayMetrics;
@@ -368,7 +369,7 @@ final class Listeners {
         Consumer<Host> hook = ctx::closeIdle;
         unavailableHooks.add(hook);
         return new RunningListener(l, lm, listen(l, new HttpServerInitializer(ctx, channels), accepting, limits),
-                channels, hook, ctx::startDraining, ctx::closePools, ctx::idleUpstreamConnections,
+                channels, hook, ctx::startDraining, ctx::closePools, ctx::upstreamConnections,
                 (lc, table) -> {
                     limits.update(lc);
                     ctx.update(table, lc.http());
@@ -398,10 +399,10 @@ final class Listeners {
                 channels.add(ch);
                 ChannelHandler meter = lm.newConnectionHandler(http::draining);
                 if (meter != null) {
-                    ch.pipeline().addLast("meter", meter);
+                    ch.pipeline().addLast(SluicePipeline.METER, meter);
                 }
-                ch.pipeline().addLast("protocol-detector", new ProtocolDetector(c -> httpPipeline.configure(c, false),
-                        c -> boltPipeline.configure(c, false), silence::get, http::draining, lm));
+                ch.pipeline().addLast(SluicePipeline.PROTOCOL_DETECTOR, new ProtocolDetector(c -> httpPipeline.configure(c),
+                        c -> boltPipeline.configure(c), silence::get, http::draining, lm, http::scheduler));
             }
         };
         Consumer<Host> hook = http::closeIdle;
@@ -415,7 +416,7 @@ final class Listeners {
                     http.closePools();
                     bolt.closePools();
                 },
-                () -> http.idleUpstreamConnections() + bolt.upstreamConnections(),
+                () -> http.upstreamConnections() + bolt.upstreamConnections(),
                 (lc, table) -> {
                     limits.update(lc);
                     silence.set(silenceNanos(lc));

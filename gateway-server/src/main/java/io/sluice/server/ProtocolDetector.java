@@ -4,26 +4,30 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
+import io.netty.util.concurrent.EventExecutor;
 import io.sluice.codec.bolt.BoltProtocol;
+import io.sluice.core.time.Scheduler;
 import io.sluice.server.metrics.ListenerMetrics;
-import io.sluice.server.http.DrainEvent;
+import io.sluice.server.channel.ConnectionTimer;
+import io.sluice.server.channel.DrainEvent;
 
 import java.util.List;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 
 /**
- * First handler of a connection to a listener with {@code "protocol": "auto"}: waits for the
+ * Downstream pipeline of a listener with {@code "protocol": "auto"},
+ * {@link io.sluice.server.channel.SluicePipeline#PROTOCOL_DETECTOR} (after the meter): waits for the
  * client's first byte, appends the Bolt pipeline when it is a Bolt protocol code (1 or 2, never
  * the first byte of an HTTP request line) and the HTTP pipeline otherwise, tells the new handlers
  * the connection is active, and removes itself, handing them the bytes read so far (no copy: the
  * decoder's buffer is passed on). A client that sends nothing within the silence timeout, or
  * while the listener drains, is closed. The proxy handlers count a connection as opened when they
  * start; one that closes before its first byte is counted here (opened and closed), so the
- * accepted and closed counters agree.
+ * accepted and closed counters agree. The silence timeout runs on the listener's {@link Scheduler}
+ * for the connection's event loop (a {@link ConnectionTimer}), so tests drive it on a fake clock.
  */
 final class ProtocolDetector extends ByteToMessageDecoder {
 
@@ -32,15 +36,19 @@ final class ProtocolDetector extends ByteToMessageDecoder {
     private final LongSupplier timeoutNanos;
     private final BooleanSupplier draining;
     private final ListenerMetrics metrics;
-    private ScheduledFuture<?> timeout;
+    private final Function<EventExecutor, Scheduler> schedulers;
+    private ConnectionTimer timeout;
+    private ChannelHandlerContext ctx;
     private boolean handedOver;
 
     /**
      * @param timeoutNanos read when the connection starts (a reload may change it); 0 = none
      * @param draining     true once the listener drains: a new connection is closed at once
+     * @param schedulers   the listener's scheduler (and clock) for an event loop
      */
     ProtocolDetector(Consumer<Channel> http, Consumer<Channel> bolt, LongSupplier timeoutNanos, BooleanSupplier draining,
-                     ListenerMetrics metrics) {
+                     ListenerMetrics metrics, Function<EventExecutor, Scheduler> schedulers) {
+        this.schedulers = schedulers;
         this.http = http;
         this.bolt = bolt;
         this.timeoutNanos = timeoutNanos;
@@ -61,9 +69,9 @@ final class ProtocolDetector extends ByteToMessageDecoder {
         }
         long t = timeoutNanos.getAsLong();
         if (t > 0) {
-            timeout = ctx.executor().schedule(() -> {
-                ctx.close();
-            }, t, TimeUnit.NANOSECONDS);
+            this.ctx = ctx;
+            timeout = new ConnectionTimer(schedulers.apply(ctx.executor()), this::onSilence);
+            timeout.armIn(t);
         }
         super.channelActive(ctx);
     }
@@ -115,9 +123,15 @@ final class ProtocolDetector extends ByteToMessageDecoder {
         super.channelInactive(ctx);
     }
 
+    /** No first byte within the silence timeout. */
+    private void onSilence() {
+        timeout = null;
+        ctx.close();
+    }
+
     private void cancelTimeout() {
         if (timeout != null) {
-            timeout.cancel(false);
+            timeout.cancel();
             timeout = null;
         }
     }

@@ -3,6 +3,9 @@ package io.sluice.server.accesslog;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.sluice.core.config.AccessLogConfig;
+import io.sluice.server.channel.RequestEnd;
+import io.sluice.server.channel.RequestLog;
+import io.sluice.core.config.ConfigException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,7 +29,7 @@ import java.util.concurrent.TimeUnit;
  * (never blocking: a full queue drops the entry and counts it in {@code sluice.accesslog.dropped});
  * one daemon thread formats and writes, flushing whenever the queue runs empty.
  */
-public final class AccessLog implements AutoCloseable {
+public final class AccessLog implements AutoCloseable, RequestLog {
 
     private static final Logger log = LoggerFactory.getLogger(AccessLog.class);
 
@@ -70,9 +73,16 @@ public final class AccessLog implements AutoCloseable {
                     StandardOpenOption.CREATE, StandardOpenOption.APPEND, StandardOpenOption.WRITE);
             return new AccessLog(config, w, true, registry);
         } catch (IOException e) {
-            throw new io.sluice.core.config.ConfigException("$.access_log.path", config.path(),
+            throw new ConfigException("$.access_log.path", config.path(),
                     "a writable file (" + e.getMessage() + ")");
         }
+    }
+
+    /** Queues the entry of a finished request (the one allocation the log costs); never blocks. */
+    @Override
+    public void requestEnded(RequestEnd e) {
+        log(new Entry(System.currentTimeMillis(), e.listener(), e.protocol(), e.client, e.target == null ? "-" : e.target,
+                e.status, e.outcome.tag(), e.upstream(), e.bytesOut, e.durationNanos / 1000));
     }
 
     /** Queues an entry; never blocks. */

@@ -12,18 +12,22 @@ import io.sluice.codec.bolt.BoltStatus;
 import io.sluice.codec.bolt.BoltType;
 import io.sluice.core.cluster.Host;
 import io.sluice.core.cluster.Outcome;
-import io.sluice.core.time.Cancellable;
 import io.sluice.core.time.Scheduler;
 import io.sluice.core.time.Ticker;
 import io.sluice.lb.ClusterBalancer;
-import io.sluice.server.http.DrainEvent;
+import io.sluice.server.channel.ConnectionTimer;
+import io.sluice.server.channel.DrainEvent;
+import io.sluice.server.channel.RequestEnd;
 import io.sluice.server.metrics.RequestOutcome;
 import io.sluice.server.route.Route;
 
+import java.net.InetSocketAddress;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 /**
- * The downstream end of a Bolt client connection, after {@code BoltFrameDecoder}. Requests are
+ * The downstream end of a Bolt client connection: {@code bolt-proxy}, the last handler of
+ * {@code [meter →] bolt-decoder → bolt-proxy} ({@link io.sluice.server.channel.SluicePipeline}). Requests are
  * multiplexed: each is routed on its {@code service} header (else {@code sofa_head_target_service})
  * and {@code sofa_head_method_name}, falling back to the listener's default cluster; a host is
  * picked and the frame goes, bytes unchanged but for its request id, to a shared upstream
@@ -51,7 +55,7 @@ import java.util.concurrent.TimeUnit;
  * <p>Buffer ownership: every frame read is written (upstream or, for heartbeats and errors, an
  * answer downstream) or released here. Everything runs on this connection's event loop.
  */
-final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
+final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements PendingListener {
 
     /** Idle checks per idle timeout: a connection is idle after this many quiet checks in a row. */
     static final int IDLE_CHECKS = 4;
@@ -62,7 +66,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
     private final Runnable flushTask = this::flushNow;
     /** Header lookups of the frame being routed, for routes that match on headers (one instance, no per-request lambda). */
     private BoltFrame routing;
-    private final java.util.function.Function<String, String> routedHeaders = name -> this.routing.header(name);
+    private final Function<String, String> routedHeaders = name -> this.routing.header(name);
     /** The last {@code service} value seen on this connection: a repeat is recognised in place, not decoded again. */
     private String lastService;
     private ChannelHandlerContext ctx;
@@ -77,10 +81,20 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
     /** Set by every frame read or written; cleared by the periodic idle check. */
     private boolean traffic;
     private int quietChecks;
-    private Cancellable idleCheck;
+    /** Every quarter idle timeout: {@link #checkIdle}. */
+    private ConnectionTimer idleTimer;
+    private long idleCheckNanos;
+
+    /** What an upstream connection is told about the request being sent; refilled per request. */
+    private final BoltRequest request = new BoltRequest(this);
+    /** This connection's request-end event, refilled for every request it finishes. */
+    private final RequestEnd end;
+    /** The client's address for the access log, worked out once per connection. */
+    private String client;
 
     BoltProxyHandler(BoltListenerContext lc) {
         this.lc = lc;
+        this.end = new RequestEnd(lc.name(), "bolt", false);
         this.maxInFlight = lc.options().maxInFlight();
     }
 
@@ -90,6 +104,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
         this.pool = lc.pool(ctx.executor());
         this.scheduler = lc.scheduler(ctx.executor());
         this.ticker = scheduler.ticker();
+        this.idleTimer = new ConnectionTimer(scheduler, this::onIdleTimer);
     }
 
     @Override
@@ -98,9 +113,9 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
         if (lc.draining()) {
             draining = true;
         }
-        long period = lc.options().idleTimeout().toNanos() / IDLE_CHECKS;
-        if (period > 0) {
-            idleCheck = scheduler.scheduleWithFixedDelay(this::checkIdle, period, period);
+        idleCheckNanos = lc.options().idleTimeout().toNanos() / IDLE_CHECKS;
+        if (idleCheckNanos > 0) {
+            idleTimer.armIn(idleCheckNanos);
         }
         ctx.fireChannelActive();
     }
@@ -109,10 +124,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
     public void channelInactive(ChannelHandlerContext ctx) {
         closed = true;
         blockedOn = null;
-        if (idleCheck != null) {
-            idleCheck.cancel();
-            idleCheck = null;
-        }
+        idleTimer.cancel();
         lc.metrics().connectionClosed();
         // requests still in flight finish (and are counted) when their response or timeout comes
         ctx.fireChannelInactive();
@@ -197,12 +209,18 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
                 f.release();
             }
             RequestOutcome o = sent ? RequestOutcome.PROXIED : RequestOutcome.OVERLOADED;
-            access(target, 0, o, host, start);
-            lc.metrics().requestFinished(route, o, 0, ticker.nanoTime() - start);
+            ended(route, o, 0, host, target, ticker.nanoTime() - start);
         } else {
             int t = f.timeoutMillis();
             long timeout = t > 0 ? Math.min(TimeUnit.MILLISECONDS.toNanos(t), capNanos) : capNanos;
-            if (!up.send(f, this, start, timeout, host, cluster, target, route)) {
+            BoltRequest r = request;
+            r.startNanos = start;
+            r.timeoutNanos = timeout;
+            r.host = host;
+            r.cluster = cluster;
+            r.target = target;
+            r.route = route;
+            if (!up.send(f, r)) {
                 reject(f, BoltStatus.SERVER_THREADPOOL_BUSY, "upstream connection to " + host.address()
                         + " is saturated", RequestOutcome.OVERLOADED, start);
                 return;
@@ -223,20 +241,34 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
             write(BoltFrames.errorResponse(ctx.alloc(), f, status, message));
         }
         f.release();
-        access(target, status, outcome, null, start);
-        lc.metrics().requestFinished(route, outcome, 0, ticker.nanoTime() - start);
+        ended(route, outcome, status, null, target, ticker.nanoTime() - start);
     }
 
-    /** One access-log line, when the log is on. */
-    private void access(String what, int status, RequestOutcome outcome, Host host, long start) {
-        io.sluice.server.accesslog.AccessLog log = lc.accessLog();
-        if (log != null) {
-            String client = ctx.channel().remoteAddress() instanceof java.net.InetSocketAddress a
-                    ? a.getAddress().getHostAddress() : "-";
-            log.log(new io.sluice.server.accesslog.AccessLog.Entry(System.currentTimeMillis(), lc.name(), "bolt", client,
-                    what == null ? "-" : what, status, outcome.tag(), host == null ? null : host.address(), 0,
-                    (ticker.nanoTime() - start) / 1000));
+    /**
+     * The request ended: one {@link RequestEnd} to the listener (metrics, access log). Bolt statuses
+     * go to the access log only; the request meters carry no status class for Bolt.
+     */
+    private void ended(Route r, RequestOutcome outcome, int status, Host host, String what, long durationNanos) {
+        RequestEnd e = end.reset();
+        e.route = r;
+        e.outcome = outcome;
+        e.status = status;
+        e.host = host;
+        e.target = what;
+        e.durationNanos = durationNanos;
+        if (lc.accessLog() != null) {
+            e.client = client();
         }
+        lc.requestEnded(e);
+    }
+
+    private String client() {
+        String c = client;
+        if (c == null) {
+            c = ctx.channel().remoteAddress() instanceof InetSocketAddress a ? a.getAddress().getHostAddress() : "-";
+            client = c;
+        }
+        return c;
     }
 
     private void onDecodeError(BoltDecodeError e) {
@@ -246,7 +278,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
         if (e.answerable()) {
             lc.metrics().requestStarted();
             write(BoltFrames.codecErrorResponse(ctx.alloc(), e));
-            lc.metrics().requestFinished(RequestOutcome.CODEC_ERROR, 0, 0);
+            ended(null, RequestOutcome.CODEC_ERROR, BoltStatus.CODEC_EXCEPTION, null, null, 0);
         }
         if (!e.recoverable()) {
             closeAfterFlush(); // the stream is out of sync
@@ -255,15 +287,15 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
 
     // ---------------------------------------------------------------- completions (called by upstream connections)
 
-    /** The upstream answered {@code p}; takes ownership of {@code response}. {@code p} is recycled after this returns. */
-    void onResponse(Pending p, BoltFrame response) {
+    @Override
+    public void onResponse(Pending p, BoltFrame response) {
         finishPending(p);
         int status = response.status();
         p.cluster.onOutcome(p.host, hostOutcome(status));
-        access(p.target, status, closed ? RequestOutcome.CLIENT_CLOSED : RequestOutcome.PROXIED, p.host, p.startNanos);
+        ended(p.route, closed ? RequestOutcome.CLIENT_CLOSED : RequestOutcome.PROXIED, status, p.host, p.target,
+                ticker.nanoTime() - p.startNanos);
         if (closed) {
             response.release();
-            lc.metrics().requestFinished(p.route, RequestOutcome.CLIENT_CLOSED, 0, ticker.nanoTime() - p.startNanos);
         } else {
             if (status != BoltStatus.SUCCESS && response.bodyLength() == 0 && BoltStatus.isDefined(status)) {
                 // e.g. bolt's own SERVER_THREADPOOL_BUSY: give it a body, or sofaload never completes it
@@ -274,13 +306,12 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
                 response.rewriteRequestId(p.originalId);
                 write(response);
             }
-            lc.metrics().requestFinished(p.route, RequestOutcome.PROXIED, 0, ticker.nanoTime() - p.startNanos);
         }
         afterCompletion();
     }
 
-    /** {@code p} failed without a response; answer the client with {@code status}. {@code p} is recycled after this returns. */
-    void onFailed(Pending p, int status, String message, RequestOutcome outcome, Outcome hostOutcome) {
+    @Override
+    public void onFailed(Pending p, int status, String message, RequestOutcome outcome, Outcome hostOutcome) {
         finishPending(p);
         if (hostOutcome != null) {
             p.cluster.onOutcome(p.host, hostOutcome);
@@ -288,14 +319,13 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
         if (!closed) {
             write(BoltFrames.errorResponse(ctx.alloc(), p.framing, p.originalId, status, message));
         }
-        access(p.target, status, closed ? RequestOutcome.CLIENT_CLOSED : outcome, p.host, p.startNanos);
-        lc.metrics().requestFinished(p.route, closed ? RequestOutcome.CLIENT_CLOSED : outcome, 0,
+        ended(p.route, closed ? RequestOutcome.CLIENT_CLOSED : outcome, status, p.host, p.target,
                 ticker.nanoTime() - p.startNanos);
         afterCompletion();
     }
 
-    /** An upstream connection this handler waited for can take writes again. */
-    void upstreamWritable(BoltUpstreamConnection up) {
+    @Override
+    public void upstreamWritable(BoltUpstreamConnection up) {
         if (blockedOn == up) {
             blockedOn = null;
             updateRead();
@@ -383,6 +413,13 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         ctx.fireUserEventTriggered(evt);
+    }
+
+    private void onIdleTimer() {
+        checkIdle();
+        if (ctx.channel().isActive()) { // channelInactive cancels; a closed channel needs no more checks
+            idleTimer.armIn(idleCheckNanos);
+        }
     }
 
     /** Every quarter idle timeout: closes the connection after {@link #IDLE_CHECKS} quiet checks in a row. */

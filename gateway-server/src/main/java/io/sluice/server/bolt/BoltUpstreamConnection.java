@@ -3,24 +3,29 @@ package io.sluice.server.bolt;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.ConnectTimeoutException;
 import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.Future;
 import io.sluice.codec.bolt.BoltDecodeError;
 import io.sluice.codec.bolt.BoltFrame;
 import io.sluice.codec.bolt.BoltFrameDecoder;
 import io.sluice.codec.bolt.BoltFrames;
 import io.sluice.codec.bolt.BoltFraming;
+import io.sluice.codec.bolt.BoltProtocol;
 import io.sluice.codec.bolt.BoltStatus;
 import io.sluice.codec.bolt.BoltType;
 import io.sluice.core.cluster.Host;
 import io.sluice.core.cluster.Outcome;
-import io.sluice.core.time.Cancellable;
 import io.sluice.core.time.Scheduler;
+import io.sluice.core.time.Ticker;
 import io.sluice.lb.ClusterBalancer;
+import io.sluice.server.channel.ConnectionTimer;
+import io.sluice.server.channel.SluicePipeline;
 import io.sluice.server.metrics.RequestOutcome;
 
 import java.util.ArrayDeque;
@@ -30,7 +35,8 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * One multiplexed connection to an upstream bolt server, and the last handler of its pipeline
- * ({@code bolt-frame-decoder → bolt-upstream}; frames are written as their bytes, no encoder). Many downstream
+ * ({@code [upstream-meter →] bolt-upstream-decoder → bolt-upstream}, see
+ * {@link io.sluice.server.channel.SluicePipeline}; frames are written as their bytes, no encoder). Many downstream
  * connections of the same event loop share it. Each two-way request gets a fresh id from this
  * connection's counter (skipping ids still pending after wrap-around), rewritten in place in the
  * request's own bytes; the {@link Pending} entry (recycled, held in a {@link PendingTable}) maps
@@ -71,18 +77,17 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
     private final int maxFrameLength;
     private final PendingTable pending = new PendingTable(64);
     private final ArrayDeque<BoltFrame> queued = new ArrayDeque<>();
-    private final List<BoltProxyHandler> blocked = new ArrayList<>();
+    private final List<PendingListener> blocked = new ArrayList<>();
     private final Runnable flushTask = this::flushNow;
-    private final Runnable sweepTask = this::sweep;
     /** Set by every frame read or written; cleared by the periodic keep-alive check. */
     private boolean traffic;
     private int quietChecks;
-    private Cancellable keepAliveCheck;
+    /** Every half keep-alive period while active: {@link #checkKeepAlive}. */
+    private final ConnectionTimer keepAliveTimer;
     private final Scheduler scheduler;
-    private final io.sluice.core.time.Ticker ticker;
-    /** The timer for the earliest deadline (null: none armed) and when it fires, on {@link #ticker}. */
-    private Cancellable sweepTimer;
-    private long sweepAt;
+    private final Ticker ticker;
+    /** The timer for the earliest pending deadline, on {@link #ticker}. */
+    private final ConnectionTimer sweepTimer;
     private Channel channel;
     private State state = State.CONNECTING;
     private long queuedBytes;
@@ -94,6 +99,8 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
         this.pool = pool;
         this.scheduler = scheduler;
         this.ticker = scheduler.ticker();
+        this.sweepTimer = new ConnectionTimer(scheduler, this::sweep);
+        this.keepAliveTimer = new ConnectionTimer(scheduler, this::onKeepAliveTimer);
         this.host = host;
         this.cluster = cluster;
         this.framing = framing;
@@ -118,7 +125,7 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
     }
 
     /** @param meter the cluster's connection-counting handler, or null */
-    void connect(Bootstrap bootstrap, io.netty.channel.ChannelHandler meter) {
+    void connect(Bootstrap bootstrap, ChannelHandler meter) {
         BoltUpstreamConnection self = this;
         Bootstrap b = bootstrap.clone()
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS,
@@ -127,11 +134,11 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
                     @Override
                     protected void initChannel(Channel ch) {
                         if (meter != null) {
-                            ch.pipeline().addLast(meter);
+                            ch.pipeline().addLast(SluicePipeline.UPSTREAM_METER, meter);
                         }
                         ch.pipeline()
-                                .addLast(BoltPipeline.FRAME_DECODER, new BoltFrameDecoder(maxFrameLength))
-                                .addLast(BoltPipeline.UPSTREAM_HANDLER, self);
+                                .addLast(SluicePipeline.BOLT_UPSTREAM_DECODER, new BoltFrameDecoder(maxFrameLength))
+                                .addLast(SluicePipeline.BOLT_UPSTREAM, self);
                     }
                 });
         ChannelFuture f = b.connect(host.host(), host.port());
@@ -139,7 +146,7 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
         f.addListener(this::onConnected);
     }
 
-    private void onConnected(io.netty.util.concurrent.Future<? super Void> f) {
+    private void onConnected(Future<? super Void> f) {
         if (state != State.CONNECTING) {
             return; // closed while connecting
         }
@@ -151,12 +158,11 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
             return;
         }
         state = State.ACTIVE;
-        long period = KEEPALIVE_NANOS / 2;
-        keepAliveCheck = scheduler.scheduleWithFixedDelay(this::checkKeepAlive, period, period);
+        keepAliveTimer.armIn(KEEPALIVE_NANOS / 2);
         BoltFrame frame;
         while ((frame = queued.poll()) != null) {
             // a two-way request that timed out while we connected is not sent
-            if (frame.type() == BoltType.REQUEST && frame.cmdCode() != io.sluice.codec.bolt.BoltProtocol.CMD_HEARTBEAT
+            if (frame.type() == BoltType.REQUEST && frame.cmdCode() != BoltProtocol.CMD_HEARTBEAT
                     && pending.get(frame.requestId()) == null) {
                 frame.release();
             } else {
@@ -175,28 +181,25 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
     }
 
     /**
-     * Sends the two-way request {@code frame} upstream under a fresh id, tracked for {@code owner}
-     * until its response, its timeout ({@code startNanos + timeoutNanos} on the gateway's ticker) or
+     * Sends the two-way request {@code frame} upstream under a fresh id, tracked for {@code r.owner}
+     * until its response, its timeout ({@code r.startNanos + r.timeoutNanos} on the gateway's ticker) or
      * the connection's end. On success this connection owns the frame; on {@code false} (saturated)
      * the caller still does and must answer SERVER_THREADPOOL_BUSY.
      */
-    boolean send(BoltFrame frame, BoltProxyHandler owner, long startNanos, long timeoutNanos, Host host,
-                 ClusterBalancer cluster, String target, io.sluice.server.route.Route route) {
+    boolean send(BoltFrame frame, BoltRequest r) {
         if (saturated()) {
             return false;
         }
         Pending p = pending.obtain();
-        p.set(owner, frame.requestId(), frame.framing(), startNanos, timeoutNanos, host, cluster, target, route);
+        p.set(r, frame.requestId(), frame.framing());
         int id = pending.add(p);
         frame.rewriteRequestId(id);
-        if (sweepTimer == null || p.deadlineNanos - sweepAt < 0) {
-            armSweep(startNanos);
-        }
+        sweepTimer.arm(p.deadlineNanos); // nothing to do unless it is the earliest deadline
         write(frame);
         return true;
     }
 
-    /** Sends a oneway frame untracked, as it is. Ownership as for {@link #send(BoltFrame, BoltProxyHandler, long, long, Host, ClusterBalancer, String, io.sluice.server.route.Route)}. */
+    /** Sends a oneway frame untracked, as it is. Ownership as for {@link #send}. */
     boolean sendOneway(BoltFrame frame) {
         if (saturated()) {
             return false;
@@ -217,7 +220,7 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
     }
 
     /** {@code h} stops reading its client until this connection is writable again (or closed). */
-    void block(BoltProxyHandler h) {
+    void block(PendingListener h) {
         blocked.add(h);
     }
 
@@ -225,9 +228,9 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
         if (blocked.isEmpty()) {
             return;
         }
-        BoltProxyHandler[] waiting = blocked.toArray(new BoltProxyHandler[0]);
+        PendingListener[] waiting = blocked.toArray(new PendingListener[0]);
         blocked.clear();
-        for (BoltProxyHandler h : waiting) {
+        for (PendingListener h : waiting) {
             h.upstreamWritable(this);
         }
     }
@@ -246,23 +249,8 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
         }
     }
 
-    /** (Re)arms the one timer for the earliest pending deadline; {@code now} is a recent ticker reading. */
-    private void armSweep(long now) {
-        if (sweepTimer != null) {
-            sweepTimer.cancel();
-            sweepTimer = null;
-        }
-        if (pending.isEmpty() || state == State.CLOSED) {
-            return;
-        }
-        long at = pending.earliestDeadline();
-        sweepAt = at;
-        sweepTimer = scheduler.schedule(sweepTask, at - now);
-    }
-
-    /** The timer fired: fail what is past its deadline, re-arm for the next one. */
+    /** The sweep timer fired: fail what is past its deadline, re-arm for the next one. */
     private void sweep() {
-        sweepTimer = null;
         long now = ticker.nanoTime();
         Pending p;
         while ((p = pending.pollExpired(now)) != null) {
@@ -271,7 +259,9 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
                     Outcome.TIMEOUT);
             pending.recycle(p);
         }
-        armSweep(now);
+        if (!pending.isEmpty() && state != State.CLOSED) {
+            sweepTimer.arm(pending.earliestDeadline());
+        }
         closeIfIdleAndAsked();
     }
 
@@ -315,6 +305,13 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
             wakeBlocked();
         }
         ctx.fireChannelWritabilityChanged();
+    }
+
+    private void onKeepAliveTimer() {
+        checkKeepAlive();
+        if (state == State.ACTIVE) {
+            keepAliveTimer.armIn(KEEPALIVE_NANOS / 2);
+        }
     }
 
     /** Every half keep-alive period: after two quiet checks in a row, a heartbeat (or, if the host left the cluster, closing). */
@@ -377,19 +374,13 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
         }
         state = State.CLOSED;
         pool.closed(this);
-        if (keepAliveCheck != null) {
-            keepAliveCheck.cancel();
-            keepAliveCheck = null;
-        }
+        keepAliveTimer.cancel();
         BoltFrame f;
         while ((f = queued.poll()) != null) {
             f.release();
         }
         queuedBytes = 0;
-        if (sweepTimer != null) {
-            sweepTimer.cancel();
-            sweepTimer = null;
-        }
+        sweepTimer.cancel();
         Pending p;
         while ((p = pending.pollAny()) != null) {
             p.owner.onFailed(p, status, message, outcome, hostOutcome);

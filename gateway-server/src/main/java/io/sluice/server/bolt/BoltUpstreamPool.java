@@ -1,15 +1,18 @@
 package io.sluice.server.bolt;
 
 import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.ChannelHandler;
 import io.netty.channel.EventLoop;
 import io.sluice.codec.bolt.BoltFraming;
 import io.sluice.core.cluster.Host;
+import io.sluice.core.time.Scheduler;
 import io.sluice.lb.ClusterBalancer;
 
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * The multiplexed upstream Bolt connections of ONE event loop: per host, up to
@@ -25,7 +28,7 @@ final class BoltUpstreamPool {
     private final EventLoop loop;
     private final Bootstrap bootstrap;
     private final int maxFrameLength;
-    private final io.sluice.core.time.Scheduler scheduler;
+    private final Scheduler scheduler;
     private final Map<Host, Slots> hosts = new HashMap<>();
     /** The host of the last {@link #acquire} and its slots (a one-entry cache in front of {@link #hosts}). */
     private Host lastHost;
@@ -33,14 +36,14 @@ final class BoltUpstreamPool {
     /** Open (or opening) connections, written by the loop only, readable from anywhere. */
     private volatile int open;
 
-    private final java.util.function.Function<String, io.netty.channel.ChannelHandler> meters;
+    private final Function<String, ChannelHandler> meters;
 
     /**
      * @param template  the bootstrap upstream connections are cloned from (on {@code loop})
      * @param scheduler the clock and timers of this loop (request timeouts, keep-alive checks)
      */
-    BoltUpstreamPool(EventLoop loop, Bootstrap template, int maxFrameLength, io.sluice.core.time.Scheduler scheduler,
-                     java.util.function.Function<String, io.netty.channel.ChannelHandler> meters) {
+    BoltUpstreamPool(EventLoop loop, Bootstrap template, int maxFrameLength, Scheduler scheduler,
+                     Function<String, ChannelHandler> meters) {
         this.meters = meters;
         this.loop = loop;
         this.scheduler = scheduler;

@@ -3,6 +3,7 @@ package io.sluice.server.bolt;
 import io.sluice.codec.bolt.BoltFraming;
 import io.sluice.core.cluster.Host;
 import io.sluice.lb.ClusterBalancer;
+import io.sluice.server.route.Route;
 
 /**
  * One two-way request in flight on an upstream connection, keyed there by its upstream id: who
@@ -10,11 +11,11 @@ import io.sluice.lb.ClusterBalancer;
  * also the node of its connection's deadline list ({@link #prev}/{@link #next}), so tracking a
  * request allocates nothing: the connection recycles its entries ({@link BoltUpstreamConnection})
  * once the owner has been told the outcome. Owners must not keep a reference after
- * {@link BoltProxyHandler#onResponse} / {@link BoltProxyHandler#onFailed} return. Event loop only.
+ * {@link PendingListener#onResponse} / {@link PendingListener#onFailed} return. Event loop only.
  */
 final class Pending {
 
-    BoltProxyHandler owner;
+    PendingListener owner;
     int originalId;
     BoltFraming framing;
     long startNanos;
@@ -26,25 +27,25 @@ final class Pending {
     /** "service#method" for the access log (null when it is off). */
     String target;
     /** The route it took (null: the default cluster), for its meters. */
-    io.sluice.server.route.Route route;
+    Route route;
     int upstreamId;
     /** Which deadline list of the connection holds it (-1: none). */
     int list = -1;
     Pending prev;
     Pending next;
 
-    void set(BoltProxyHandler owner, int originalId, BoltFraming framing, long startNanos, long timeoutNanos,
-             Host host, ClusterBalancer cluster, String target, io.sluice.server.route.Route route) {
-        this.owner = owner;
-        this.route = route;
+    /** Fills this entry for request {@code r}, sent with {@code originalId} in {@code framing}. */
+    void set(BoltRequest r, int originalId, BoltFraming framing) {
+        this.owner = r.owner;
+        this.route = r.route;
         this.originalId = originalId;
         this.framing = framing;
-        this.startNanos = startNanos;
-        this.timeoutNanos = timeoutNanos;
-        this.deadlineNanos = startNanos + timeoutNanos;
-        this.host = host;
-        this.cluster = cluster;
-        this.target = target;
+        this.startNanos = r.startNanos;
+        this.timeoutNanos = r.timeoutNanos;
+        this.deadlineNanos = r.startNanos + r.timeoutNanos;
+        this.host = r.host;
+        this.cluster = r.cluster;
+        this.target = r.target;
     }
 
     /** Forgets everything it points to, so a recycled entry keeps nothing alive. */

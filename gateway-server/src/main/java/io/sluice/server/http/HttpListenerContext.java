@@ -5,12 +5,14 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutor;
 import io.sluice.codec.http.Http1DecoderConfig;
 import io.sluice.codec.http.PathNormalizer;
+import io.sluice.core.cluster.Host;
 import io.sluice.core.config.HttpOptions;
 import io.sluice.core.time.Scheduler;
 import io.sluice.core.time.Ticker;
+import io.sluice.server.channel.ListenerContext;
+import io.sluice.server.metrics.ClusterMetrics;
 import io.sluice.server.metrics.ListenerMetrics;
 import io.sluice.server.route.RouteTable;
-import io.sluice.server.transport.EventLoopScheduler;
 import io.sluice.server.transport.Transport;
 
 import java.util.IdentityHashMap;
@@ -18,39 +20,30 @@ import java.util.Map;
 import java.util.function.Function;
 
 /**
- * What every connection of one HTTP listener shares: the route table (swapped on reload), limits
- * and timeouts, metrics, and per event loop its upstream pool and its {@link Scheduler} (the one
- * clock every connection timer of that loop runs on: the loop itself in production, a manual
- * scheduler with a fake ticker in tests).
+ * What every connection of one HTTP listener shares ({@link ListenerContext}: routes, options,
+ * metrics, access log, drain, per-loop scheduler) plus, per event loop, its keep-alive upstream
+ * pool, and the decoder settings derived from the options.
  */
-public final class HttpListenerContext {
+public final class HttpListenerContext extends ListenerContext<HttpOptions> {
 
-    private final String name;
-    private final ListenerMetrics metrics;
     private final Map<EventExecutor, HttpUpstreamPool> pools;
     private final Function<EventExecutor, HttpUpstreamPool> poolOf;
-    private final Function<EventExecutor, Scheduler> schedulerOf;
-    private volatile RouteTable routes;
-    private volatile HttpOptions options;
-    private volatile boolean draining;
-    private volatile io.sluice.server.accesslog.AccessLog accessLog;
 
+    /** @param upstreamMeters a cluster's meters by cluster name (null results: none) */
     public HttpListenerContext(String name, RouteTable routes, HttpOptions options, ListenerMetrics metrics,
                                EventLoopGroup workers, Transport transport, Ticker ticker,
-                               java.util.function.Function<String, io.sluice.server.metrics.ClusterMetrics> upstreamMeters) {
-        this.name = name;
-        this.routes = routes;
-        this.options = options;
-        this.metrics = metrics;
+                               Function<String, ClusterMetrics> upstreamMeters) {
+        this(name, routes, options, metrics, schedulers(workers, ticker), transport, upstreamMeters);
+    }
+
+    private HttpListenerContext(String name, RouteTable routes, HttpOptions options, ListenerMetrics metrics,
+                                Map<EventExecutor, Scheduler> schedulers, Transport transport,
+                                Function<String, ClusterMetrics> upstreamMeters) {
+        super(name, routes, options, metrics, schedulers::get);
         Map<EventExecutor, HttpUpstreamPool> p = new IdentityHashMap<>();
-        Map<EventExecutor, Scheduler> s = new IdentityHashMap<>();
-        for (EventExecutor e : workers) {
-            p.put(e, new HttpUpstreamPool((EventLoop) e, transport, upstreamMeters));
-            s.put(e, new EventLoopScheduler(e, ticker));
-        }
+        schedulers.forEach((e, scheduler) -> p.put(e, new HttpUpstreamPool((EventLoop) e, scheduler, transport, upstreamMeters)));
         this.pools = p;
         this.poolOf = p::get;
-        this.schedulerOf = s::get;
         applyResponseCodec(options);
     }
 
@@ -60,12 +53,8 @@ public final class HttpListenerContext {
      */
     HttpListenerContext(String name, RouteTable routes, HttpOptions options, ListenerMetrics metrics,
                         Function<EventExecutor, HttpUpstreamPool> poolOf, Function<EventExecutor, Scheduler> schedulerOf) {
-        this.name = name;
-        this.routes = routes;
-        this.options = options;
-        this.metrics = metrics;
+        super(name, routes, options, metrics, schedulerOf);
         this.poolOf = poolOf;
-        this.schedulerOf = schedulerOf;
         this.pools = Map.of();
     }
 
@@ -91,68 +80,27 @@ public final class HttpListenerContext {
         }
     }
 
-    /** Sets the access log (null = none). */
-    public void accessLog(io.sluice.server.accesslog.AccessLog log) {
-        this.accessLog = log;
-    }
-
-    io.sluice.server.accesslog.AccessLog accessLog() {
-        return accessLog;
-    }
-
-    public String name() {
-        return name;
-    }
-
-    /** The scheduler (and through it the clock) of connections on {@code loop}. */
-    Scheduler scheduler(EventExecutor loop) {
-        return schedulerOf.apply(loop);
-    }
-
-    ListenerMetrics metrics() {
-        return metrics;
-    }
-
     HttpUpstreamPool pool(EventExecutor loop) {
         return poolOf.apply(loop);
     }
 
-    RouteTable routes() {
-        return routes;
-    }
-
-    HttpOptions options() {
-        return options;
-    }
-
     /** Reload: new routes (and limits) apply to the next request on every connection. */
     public void update(RouteTable newRoutes, HttpOptions newOptions) {
-        this.routes = newRoutes;
-        this.options = newOptions;
+        swap(newRoutes, newOptions);
         applyResponseCodec(newOptions);
     }
 
-    /** True once {@link #startDraining} ran. */
-    public boolean draining() {
-        return draining;
-    }
-
-    /** Shutdown: the next response on each connection says {@code Connection: close}. */
-    public void startDraining() {
-        this.draining = true;
-    }
-
-    /** Closes idle upstream connections of every loop (each on its own loop). */
     /**
      * Closes the parked keep-alive connections to {@code host} on every event loop (the host failed
      * its health check: a parked connection to it may be dead without the kernel knowing).
      */
-    public void closeIdle(io.sluice.core.cluster.Host host) {
+    public void closeIdle(Host host) {
         for (HttpUpstreamPool pool : pools.values()) {
             pool.loop().execute(() -> pool.closeIdle(host));
         }
     }
 
+    @Override
     public void closePools() {
         for (HttpUpstreamPool pool : pools.values()) {
             if (!pool.loop().isShuttingDown()) {
@@ -162,7 +110,8 @@ public final class HttpListenerContext {
     }
 
     /** Parked upstream connections across loops; a test and admin aid (reads from other threads are approximate). */
-    public int idleUpstreamConnections() {
+    @Override
+    public int upstreamConnections() {
         int n = 0;
         for (HttpUpstreamPool p : pools.values()) {
             n += p.idleCount();

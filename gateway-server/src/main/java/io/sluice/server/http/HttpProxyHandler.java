@@ -17,23 +17,24 @@ import io.sluice.codec.http.ProxyHeads;
 import io.sluice.core.cluster.Host;
 import io.sluice.core.cluster.Outcome;
 import io.sluice.core.config.HttpOptions;
-import io.sluice.core.time.Cancellable;
 import io.sluice.core.time.Scheduler;
 import io.sluice.core.time.Ticker;
 import io.sluice.lb.ClusterBalancer;
-import io.sluice.server.accesslog.AccessLog;
+import io.sluice.server.channel.ConnectionTimer;
+import io.sluice.server.channel.DrainEvent;
+import io.sluice.server.channel.LingeringCloseHandler;
+import io.sluice.server.channel.RequestEnd;
 import io.sluice.server.metrics.ClusterMetrics;
 import io.sluice.server.metrics.RequestOutcome;
 import io.sluice.server.route.Route;
 import io.sluice.server.route.RouteTable;
 
-import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The downstream end of an HTTP/1.1 proxied connection, after {@link io.sluice.codec.http.Http1Decoder}.
+ * The downstream end of an HTTP/1.1 proxied connection: {@code http-proxy}, the last handler of
+ * {@code [meter →] http-read-marker → http-decoder → http-proxy} ({@link io.sluice.server.channel.SluicePipeline}).
  * One request at a time: route, pick a host, borrow a keep-alive upstream connection of this event
  * loop (or open one), and stream the request body up and the response down without aggregating
  * either. Heads are forwarded as byte ranges of what arrived (see {@link ProxyHeads}); bodies as the
@@ -51,14 +52,9 @@ import java.util.concurrent.TimeUnit;
  * upstream connect, and upstream response (time from request sent to response head). See "the one
  * timer" below for why each fires exactly at its deadline.
  */
-final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
+final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements UpstreamListener {
 
     private enum State { AWAIT_HEAD, CONNECTING, PROXYING, DISCARDING, CLOSED }
-
-    private static final ByteBuf LAST_CHUNK = Unpooled.unreleasableBuffer(Unpooled.directBuffer(5)
-            .writeBytes("0\r\n\r\n".getBytes(StandardCharsets.US_ASCII)));
-    private static final ByteBuf CRLF = Unpooled.unreleasableBuffer(Unpooled.directBuffer(2)
-            .writeBytes("\r\n".getBytes(StandardCharsets.US_ASCII)));
 
     private final HttpListenerContext lc;
     private ChannelHandlerContext ctx;
@@ -68,63 +64,33 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     private State state = State.AWAIT_HEAD;
     /** Messages held back: request parts while connecting, or a pipelined next request. */
     private final ArrayDeque<Object> queue = new ArrayDeque<>(4);
-    private String clientIp;
-    /** The peer's address bytes, once {@link #trustedPeer()} needed them. */
-    private byte[] peerAddress;
+    /** The client's address and trust, worked out once per connection. */
+    private ClientPeer peer;
 
     // timers (nanos from the scheduler's ticker; 0 = not set)
-    private final Runnable timerTask = this::onTimer;
-    private Cancellable timer;
-    private long timerDue;
+    private ConnectionTimer timer;
     private long lastActivity;
     private long headStart;
-    private long connectDeadline;
-    private long responseDeadline;
     /** Draining: an idle connection closes at this time (0: not draining, or not idle when the drain began). */
     private long drainDeadline;
     /** The client connection is unwritable, since {@link #unwritableSince}. */
     private boolean unwritable;
     private long unwritableSince;
 
-    // the current exchange
-    private int exchangeId;
-    /** The request head, held (for the access log) until the exchange ends. */
-    private HttpHead request;
-    private String method;
-    /** The head as sent upstream, kept only while a retry on a fresh connection is possible. */
-    private ByteBuf retryHead;
-    private HttpOptions options;
-    private boolean keepAlive;
-    private boolean http10;
-    private boolean requestHasBody;
-    private boolean requestComplete;
-    private long requestBodyBytes;
-    /**
-     * The minimum body rate's clock: when the request head was read, moved later by every span in
-     * which the gateway held reads (a slow upstream is not the client's fault). 0 = no rate rule.
-     */
-    private long bodyRateStart;
-    /** When the gateway stopped reading the client (0 = it reads). */
-    private long readsHeldSince;
-    private Route route;
-    private ClusterBalancer cluster;
-    private Host host;
+    /** The current exchange's state (one instance per connection, reused). */
+    private final HttpExchange ex = new HttpExchange();
+    // the current exchange's upstream side and connection-level response flags
     private Channel upstream;
     private UpstreamHandler upstreamHandler;
-    private boolean reusedConnection;
-    private boolean retried;
-    private boolean responseStarted;
-    /** The response body is close-delimited and chunked by us for the client. */
-    private boolean chunkResponse;
-    private boolean upstreamKeepAlive;
     private boolean closeAfterResponse;
     private boolean wroteUpstream;
-    private int status;
-    private long start;
-    private long bytesOut;
+
+    /** This connection's request-end event, refilled for every exchange it finishes. */
+    private final RequestEnd end;
 
     HttpProxyHandler(HttpListenerContext lc) {
         this.lc = lc;
+        this.end = new RequestEnd(lc.name(), "http", true);
     }
 
     // ---------------------------------------------------------------- downstream events
@@ -135,6 +101,8 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         this.pool = lc.pool(ctx.executor());
         this.scheduler = lc.scheduler(ctx.executor());
         this.ticker = scheduler.ticker();
+        this.timer = new ConnectionTimer(scheduler, this::onTimer);
+        this.peer = new ClientPeer(ctx.channel());
     }
 
     @Override
@@ -165,7 +133,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             ReferenceCountUtil.release(msg);
             return;
         }
-        if (msg instanceof HttpDecodeError err && !requestComplete
+        if (msg instanceof HttpDecodeError err && !ex.requestComplete
                 && (state == State.CONNECTING || state == State.PROXYING || state == State.DISCARDING)) {
             onBodyError(err); // the body of the request in progress is malformed
             return;
@@ -226,7 +194,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             if (upstream != null) {
                 detachUpstream().close(); // mid-exchange: the connection cannot be reused
             }
-            finishExchange(RequestOutcome.CLIENT_CLOSED, responseStarted ? status : 0);
+            finishExchange(RequestOutcome.CLIENT_CLOSED, ex.responseStarted ? ex.status : 0);
         } else {
             releaseRequest();
         }
@@ -271,23 +239,23 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     // ---------------------------------------------------------------- request
 
     private void beginExchange() {
-        exchangeId++;
-        start = ticker.nanoTime();
+        ex.exchangeId++;
+        ex.start = ticker.nanoTime();
         headStart = 0;
         lc.metrics().requestStarted();
-        options = lc.options();
-        requestBodyBytes = 0;
-        responseStarted = false;
-        chunkResponse = false;
-        retried = false;
-        status = 0;
+        ex.options = lc.options();
+        ex.requestBodyBytes = 0;
+        ex.responseStarted = false;
+        ex.chunkResponse = false;
+        ex.retried = false;
+        ex.status = 0;
     }
 
     private void onDecodeError(HttpDecodeError err) {
         beginExchange();
-        keepAlive = false;
-        requestHasBody = false;
-        requestComplete = true;
+        ex.keepAlive = false;
+        ex.requestHasBody = false;
+        ex.requestComplete = true;
         switch (err.status()) {
             case 414 -> respondError(HttpResponseStatus.REQUEST_URI_TOO_LONG, err.reason(), RequestOutcome.URI_TOO_LONG, true);
             case 431 -> respondError(HttpResponseStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, err.reason(),
@@ -306,14 +274,14 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         }
         abortUpstream(null);
         dropQueuedBody();
-        if (responseStarted) {
-            finishExchange(RequestOutcome.BAD_REQUEST, status);
+        if (ex.responseStarted) {
+            finishExchange(RequestOutcome.BAD_REQUEST, ex.status);
             state = State.CLOSED;
             releaseQueue();
             ctx.close();
             return;
         }
-        requestComplete = true;
+        ex.requestComplete = true;
         if (err.status() == 431) {
             respondError(HttpResponseStatus.REQUEST_HEADER_FIELDS_TOO_LARGE, err.reason(), RequestOutcome.HEADERS_TOO_LARGE, true);
         } else {
@@ -324,41 +292,41 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
 
     private void onRequestHead(HttpHead req) {
         beginExchange();
-        request = req;
-        method = req.method();
-        http10 = req.isHttp10();
-        keepAlive = req.isKeepAlive() && !lc.draining() && !closeAfterResponse;
-        requestHasBody = req.hasBody();
-        requestComplete = req.isComplete();
-        bodyRateStart = requestComplete || options.minRequestBodyRate() == 0 ? 0 : start;
-        readsHeldSince = bodyRateStart != 0 && !ctx.channel().config().isAutoRead() ? start : 0;
+        ex.request = req;
+        ex.method = req.method();
+        ex.http10 = req.isHttp10();
+        ex.keepAlive = req.isKeepAlive() && !lc.draining() && !closeAfterResponse;
+        ex.requestHasBody = req.hasBody();
+        ex.requestComplete = req.isComplete();
+        ex.bodyRateStart = ex.requestComplete || ex.options.minRequestBodyRate() == 0 ? 0 : ex.start;
+        ex.readsHeldSince = ex.bodyRateStart != 0 && !ctx.channel().config().isAutoRead() ? ex.start : 0;
 
         // Route on what the upstream will see: the authority of an absolute-form target (RFC 9112
         // §3.2.2) or else Host, and the normalized path (the one that is forwarded).
         String authority = req.authority();
-        if (req.indexOf(HttpHead.HOST) < 0 && !http10) {
+        if (req.indexOf(HttpHead.HOST) < 0 && !ex.http10) {
             respondError(HttpResponseStatus.BAD_REQUEST, "missing Host header", RequestOutcome.BAD_REQUEST, true);
             return;
         }
         RouteTable table = lc.routes();
         String path = table.usesPath() ? req.path() : null;
-        route = table.routeHttp(table.usesHost() ? ProxyHeads.hostWithoutPort(authority) : null, path, method,
+        ex.route = table.routeHttp(table.usesHost() ? ProxyHeads.hostWithoutPort(authority) : null, path, ex.method,
                 req::header);
-        if (route == null) {
-            respondError(HttpResponseStatus.NOT_FOUND, "no route for " + method + " " + req.path()
+        if (ex.route == null) {
+            respondError(HttpResponseStatus.NOT_FOUND, "no route for " + ex.method + " " + req.path()
                     + (authority == null ? "" : " on host " + authority), RequestOutcome.NO_ROUTE, false);
             return;
         }
-        long max = options.maxRequestBodyBytes();
+        long max = ex.options.maxRequestBodyBytes();
         if (max > 0 && req.contentLength() > max) {
             respondError(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, "request body of " + req.contentLength()
                     + " bytes exceeds the limit of " + max, RequestOutcome.BODY_TOO_LARGE, true);
             return;
         }
-        cluster = route.cluster();
-        host = cluster.pick();
-        if (host == null) {
-            respondError(HttpResponseStatus.SERVICE_UNAVAILABLE, "no healthy host in cluster " + cluster.name(),
+        ex.cluster = ex.route.cluster();
+        ex.host = ex.cluster.pick();
+        if (ex.host == null) {
+            respondError(HttpResponseStatus.SERVICE_UNAVAILABLE, "no healthy host in cluster " + ex.cluster.name(),
                     RequestOutcome.NO_HEALTHY_HOST, false);
             return;
         }
@@ -368,31 +336,31 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             ctx.writeAndFlush(ErrorResponses.continueResponse(), ctx.voidPromise());
         }
         String rewritten = null;
-        if (route.rewrites()) {
+        if (ex.route.rewrites()) {
             String forward = req.forwardTarget();
-            rewritten = route.rewrite(forward != null ? forward : req.target());
+            rewritten = ex.route.rewrite(forward != null ? forward : req.target());
         }
-        String hostOverride = !options.preserveHost() || authority == null ? host.address() : null;
-        boolean xf = options.xForwarded();
-        ByteBuf head = ProxyHeads.requestHead(ctx.alloc(), req, rewritten, hostOverride, xf ? clientIp() : null,
-                xf && trustedPeer(), expect);
+        String hostOverride = !ex.options.preserveHost() || authority == null ? ex.host.address() : null;
+        boolean xf = ex.options.xForwarded();
+        ByteBuf head = ProxyHeads.requestHead(ctx.alloc(), req, rewritten, hostOverride, xf ? peer.ip() : null,
+                xf && peer.trusted(ex.options), expect);
         if (lc.accessLog() == null) {
-            request = null; // nothing needs the received head any more
+            ex.request = null; // nothing needs the received head any more
             req.release();
         }
-        host.requestStarted();
+        ex.host.requestStarted();
 
-        Channel pooled = pool.acquire(host);
+        Channel pooled = pool.acquire(ex.host);
         if (pooled != null) {
-            reusedConnection = true;
-            if (!requestHasBody && idempotent(method)) {
-                retryHead = head.retainedDuplicate(); // a stale parked connection may need it again
+            ex.reusedConnection = true;
+            if (!ex.requestHasBody && idempotent(ex.method)) {
+                ex.retryHead = head.retainedDuplicate(); // a stale parked connection may need it again
             }
             attach(pooled);
             state = State.PROXYING;
             writeHead(head);
         } else {
-            retryHead = head;
+            ex.retryHead = head;
             connect();
         }
     }
@@ -403,7 +371,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
                 boolean last = b.isLast();
                 b.release();
                 if (last) {
-                    requestComplete = true;
+                    ex.requestComplete = true;
                     nextRequest();
                 }
             }
@@ -412,9 +380,9 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
                     queue.add(b); // counted and forwarded once connected
                     return;
                 }
-                long max = options.maxRequestBodyBytes();
-                requestBodyBytes += b.payloadBytes();
-                if (max > 0 && requestBodyBytes > max) {
+                long max = ex.options.maxRequestBodyBytes();
+                ex.requestBodyBytes += b.payloadBytes();
+                if (max > 0 && ex.requestBodyBytes > max) {
                     b.release();
                     abortUpstream(null);
                     respondError(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, "request body exceeds the limit of "
@@ -423,7 +391,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
                 }
                 boolean last = b.isLast();
                 if (last) {
-                    requestComplete = true;
+                    ex.requestComplete = true;
                 }
                 upstream.write(b.content(), upstream.voidPromise());
                 wroteUpstream = true;
@@ -436,38 +404,38 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void writeHead(ByteBuf head) {
-        upstreamHandler.expectBodylessResponse("HEAD".equals(method));
+        upstreamHandler.expectBodylessResponse("HEAD".equals(ex.method));
         upstream.write(head, upstream.voidPromise());
         wroteUpstream = true;
-        if (requestComplete) {
+        if (ex.requestComplete) {
             armResponseDeadline();
         }
     }
 
     private void armResponseDeadline() {
-        responseDeadline = ticker.nanoTime() + route.timeoutNanos();
-        armTimer(responseDeadline);
+        ex.responseDeadline = ticker.nanoTime() + ex.route.timeoutNanos();
+        armTimer(ex.responseDeadline);
     }
 
     private void connect() {
         state = State.CONNECTING;
         updateRead();
-        int id = exchangeId;
-        Host target = host;
-        ClusterBalancer c = cluster;
-        connectDeadline = ticker.nanoTime() + c.config().connectTimeout().toNanos();
-        armTimer(connectDeadline);
+        int id = ex.exchangeId;
+        Host target = ex.host;
+        ClusterBalancer c = ex.cluster;
+        ex.connectDeadline = ticker.nanoTime() + c.config().connectTimeout().toNanos();
+        armTimer(ex.connectDeadline);
         pool.connect(target, c.config()).addListener((ChannelFuture f) -> onConnected(f, id, target, c));
     }
 
     private void onConnected(ChannelFuture f, int id, Host target, ClusterBalancer c) {
-        if (id != exchangeId || state != State.CONNECTING) {
+        if (id != ex.exchangeId || state != State.CONNECTING) {
             if (f.isSuccess()) {
                 pool.release(target, f.channel(), c.config()); // the exchange died meanwhile; keep the connection
             }
             return;
         }
-        connectDeadline = 0;
+        ex.connectDeadline = 0;
         if (!f.isSuccess()) {
             boolean timeout = f.cause() instanceof ConnectTimeoutException;
             c.onOutcome(target, Outcome.CONNECT_FAILURE);
@@ -478,11 +446,11 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
                     timeout ? RequestOutcome.CONNECT_TIMEOUT : RequestOutcome.CONNECT_FAILURE, false);
             return;
         }
-        reusedConnection = false;
+        ex.reusedConnection = false;
         attach(f.channel());
         state = State.PROXYING;
-        ByteBuf head = retryHead;
-        retryHead = null;
+        ByteBuf head = ex.retryHead;
+        ex.retryHead = null;
         writeHead(head);
         Object m;
         while (state == State.PROXYING && (m = queue.peek()) instanceof HttpBody) {
@@ -498,7 +466,8 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
 
     // ---------------------------------------------------------------- upstream events
 
-    void onUpstreamRead(Object msg) {
+    @Override
+    public void onUpstreamRead(Object msg) {
         if (msg instanceof HttpHead resp) {
             if (resp.status() < 200) {
                 if (resp.status() == 101 || announcesBody(resp)) {
@@ -508,7 +477,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
                 resp.release(); // 1xx: the client already had our own 100 Continue
                 return;
             }
-            if (responseStarted) {
+            if (ex.responseStarted) {
                 resp.release(); // a second response to one request: the upstream connection is broken
                 abortUpstream(Outcome.RESET);
                 failMidResponse();
@@ -519,25 +488,14 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
                 onResponseComplete();
             }
         } else if (msg instanceof HttpBody b) {
-            if (!responseStarted) {
+            if (!ex.responseStarted) {
                 b.release();
                 return;
             }
-            bytesOut += b.payloadBytes();
+            ex.bytesOut += b.payloadBytes();
             boolean last = b.isLast();
-            if (chunkResponse) {
-                int n = b.content().readableBytes();
-                if (n > 0) {
-                    ctx.write(Unpooled.wrappedBuffer((Integer.toHexString(n) + "\r\n").getBytes(StandardCharsets.US_ASCII)),
-                            ctx.voidPromise());
-                    ctx.write(b.content(), ctx.voidPromise());
-                    ctx.write(CRLF.duplicate(), ctx.voidPromise());
-                } else {
-                    b.release();
-                }
-                if (last) {
-                    ctx.write(LAST_CHUNK.duplicate(), ctx.voidPromise());
-                }
+            if (ex.chunkResponse) {
+                ChunkWriter.write(ctx, b);
             } else {
                 ctx.write(b.content(), ctx.voidPromise());
             }
@@ -546,10 +504,10 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             }
         } else if (msg instanceof HttpDecodeError err) {
             abortUpstream(Outcome.RESET);
-            if (responseStarted) {
+            if (ex.responseStarted) {
                 failMidResponse();
             } else {
-                failUpstream("malformed response from upstream " + host.address() + ": " + err.reason());
+                failUpstream("malformed response from upstream " + ex.host.address() + ": " + err.reason());
             }
         } else {
             ReferenceCountUtil.release(msg);
@@ -569,30 +527,30 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         if (resp.isComplete() && announcesBody(resp)) {
             upstreamHandler.markDirty(ClusterMetrics.RETIRED_BODY_NOT_ALLOWED);
         }
-        responseStarted = true;
-        responseDeadline = 0;
-        status = resp.status();
-        upstreamKeepAlive = resp.isKeepAlive();
+        ex.responseStarted = true;
+        ex.responseDeadline = 0;
+        ex.status = resp.status();
+        ex.upstreamKeepAlive = resp.isKeepAlive();
         boolean addChunked = false;
         boolean dropFraming = false;
         if (resp.isCloseDelimited()) {
             // Close-delimited upstream body: chunk it for 1.1 clients, close after it for 1.0.
-            upstreamKeepAlive = false;
-            if (http10) {
+            ex.upstreamKeepAlive = false;
+            if (ex.http10) {
                 closeAfterResponse = true;
             } else {
                 addChunked = true;
-                chunkResponse = true;
+                ex.chunkResponse = true;
             }
-        } else if (resp.isChunked() && http10) {
+        } else if (resp.isChunked() && ex.http10) {
             dropFraming = true;
             upstreamHandler.dechunk(true);
             closeAfterResponse = true;
         }
-        boolean keep = keepAlive && !closeAfterResponse && !lc.draining() && (requestComplete || !requestHasBody);
+        boolean keep = ex.keepAlive && !closeAfterResponse && !lc.draining() && (ex.requestComplete || !ex.requestHasBody);
         closeAfterResponse = !keep;
         int connection = !keep ? ProxyHeads.CONNECTION_CLOSE_HEADER
-                : http10 ? ProxyHeads.CONNECTION_KEEP_ALIVE_HEADER : ProxyHeads.CONNECTION_AS_IS;
+                : ex.http10 ? ProxyHeads.CONNECTION_KEEP_ALIVE_HEADER : ProxyHeads.CONNECTION_AS_IS;
         ByteBuf head = ProxyHeads.responseHead(ctx.alloc(), resp, addChunked, dropFraming, connection);
         if (head != resp.raw()) {
             resp.release();
@@ -602,15 +560,15 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
 
     private void onResponseComplete() {
         Channel up = detachUpstream();
-        if (upstreamKeepAlive && requestComplete && up.isActive()) {
+        if (ex.upstreamKeepAlive && ex.requestComplete && up.isActive()) {
             up.config().setAutoRead(true);
-            pool.release(host, up, cluster.config());
+            pool.release(ex.host, up, ex.cluster.config());
         } else {
             up.close();
         }
-        cluster.onOutcome(host, status >= 500 ? Outcome.SERVER_ERROR : Outcome.SUCCESS);
-        finishExchange(RequestOutcome.PROXIED, status);
-        if (closeAfterResponse || !requestComplete) {
+        ex.cluster.onOutcome(ex.host, ex.status >= 500 ? Outcome.SERVER_ERROR : Outcome.SUCCESS);
+        finishExchange(RequestOutcome.PROXIED, ex.status);
+        if (closeAfterResponse || !ex.requestComplete) {
             closeAfterFlush();
         } else {
             ctx.flush(); // the upstream is detached: its read-complete will not flush for us
@@ -618,7 +576,8 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
-    void onUpstreamReadComplete() {
+    @Override
+    public void onUpstreamReadComplete() {
         ctx.flush();
         Channel up = upstream;
         if (up != null && !ctx.channel().isWritable()) {
@@ -626,39 +585,42 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
-    void onUpstreamWritabilityChanged() {
+    @Override
+    public void onUpstreamWritabilityChanged() {
         updateRead();
     }
 
-    void onUpstreamError(Throwable cause) {
+    @Override
+    public void onUpstreamError(Throwable cause) {
         // the close that follows reports the loss through onUpstreamInactive
     }
 
     /** The upstream connection of the current exchange closed before the response completed. */
-    void onUpstreamInactive(Channel ch) {
+    @Override
+    public void onUpstreamInactive(Channel ch) {
         if (ch != upstream) {
             return;
         }
         upstream = null;
         upstreamHandler = null;
-        if (responseStarted) {
-            cluster.onOutcome(host, Outcome.RESET);
+        if (ex.responseStarted) {
+            ex.cluster.onOutcome(ex.host, Outcome.RESET);
             failMidResponse();
             return;
         }
-        if (reusedConnection && !retried && retryHead != null) {
+        if (ex.reusedConnection && !ex.retried && ex.retryHead != null) {
             // A parked connection the upstream had already closed: try once more on a fresh one.
-            retried = true;
+            ex.retried = true;
             connect();
             return;
         }
-        cluster.onOutcome(host, Outcome.RESET);
-        failUpstream("upstream " + host.address() + " closed the connection before responding");
+        ex.cluster.onOutcome(ex.host, Outcome.RESET);
+        failUpstream("upstream " + ex.host.address() + " closed the connection before responding");
     }
 
     /** The upstream failed after the response head went out: the client cannot be told, only cut off. */
     private void failMidResponse() {
-        finishExchange(RequestOutcome.UPSTREAM_RESET, status);
+        finishExchange(RequestOutcome.UPSTREAM_RESET, ex.status);
         state = State.CLOSED;
         releaseQueue();
         ctx.close(); // a truncated response must not look complete
@@ -682,16 +644,16 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         }
         abortUpstream(null); // the upstream is not at fault
         dropQueuedBody();
-        if (responseStarted) {
-            finishExchange(RequestOutcome.BODY_TIMEOUT, status);
+        if (ex.responseStarted) {
+            finishExchange(RequestOutcome.BODY_TIMEOUT, ex.status);
             state = State.CLOSED;
             releaseQueue();
             ctx.close();
             return;
         }
-        keepAlive = false;
+        ex.keepAlive = false;
         respondError(HttpResponseStatus.REQUEST_TIMEOUT, tooSlow
-                ? "request body: " + requestBodyBytes + " bytes in " + (ticker.nanoTime() - bodyRateStart) / 1_000_000
+                ? "request body: " + ex.requestBodyBytes + " bytes in " + (ticker.nanoTime() - ex.bodyRateStart) / 1_000_000
                         + " ms, below the minimum rate of " + o.minRequestBodyRate() + " bytes/s"
                 : "request body: no bytes received for " + o.requestBodyTimeout().toMillis() + " ms",
                 RequestOutcome.BODY_TIMEOUT, true);
@@ -707,7 +669,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         state = State.CLOSED;
         if (was == State.CONNECTING || was == State.PROXYING) {
             abortUpstream(null);
-            finishExchange(RequestOutcome.WRITE_TIMEOUT, responseStarted ? status : 0);
+            finishExchange(RequestOutcome.WRITE_TIMEOUT, ex.responseStarted ? ex.status : 0);
         }
         releaseQueue();
         ctx.close();
@@ -715,19 +677,19 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
 
     /** The connection to the picked host did not come up within the cluster's connect timeout. */
     private void onConnectTimeout() {
-        connectDeadline = 0;
-        ClusterBalancer c = cluster;
-        c.onOutcome(host, Outcome.CONNECT_FAILURE);
+        ex.connectDeadline = 0;
+        ClusterBalancer c = ex.cluster;
+        c.onOutcome(ex.host, Outcome.CONNECT_FAILURE);
         dropQueuedBody();
-        respondError(HttpResponseStatus.GATEWAY_TIMEOUT, "timed out connecting to " + host.address() + " of cluster "
+        respondError(HttpResponseStatus.GATEWAY_TIMEOUT, "timed out connecting to " + ex.host.address() + " of cluster "
                 + c.name() + " within " + c.config().connectTimeout().toMillis() + " ms", RequestOutcome.CONNECT_TIMEOUT, false);
         // the connect goes on; onConnected parks the connection if it comes up
     }
 
     private void onResponseTimeout() {
         abortUpstream(Outcome.TIMEOUT);
-        respondError(HttpResponseStatus.GATEWAY_TIMEOUT, "upstream " + host.address() + " did not respond within "
-                + TimeUnit.NANOSECONDS.toMillis(route.timeoutNanos()) + " ms", RequestOutcome.UPSTREAM_TIMEOUT, false);
+        respondError(HttpResponseStatus.GATEWAY_TIMEOUT, "upstream " + ex.host.address() + " did not respond within "
+                + TimeUnit.NANOSECONDS.toMillis(ex.route.timeoutNanos()) + " ms", RequestOutcome.UPSTREAM_TIMEOUT, false);
     }
 
     // ---------------------------------------------------------------- exchange plumbing
@@ -753,8 +715,8 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         if (upstream != null) {
             detachUpstream().close();
         }
-        if (outcome != null && host != null) {
-            cluster.onOutcome(host, outcome);
+        if (outcome != null && ex.host != null) {
+            ex.cluster.onOutcome(ex.host, outcome);
         }
     }
 
@@ -763,13 +725,16 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
      * the client wants keep-alive, {@code forceClose} is false and no request body is left unread.
      */
     private void respondError(HttpResponseStatus st, String reason, RequestOutcome outcome, boolean forceClose) {
-        boolean keep = keepAlive && !forceClose && !closeAfterResponse && !lc.draining()
-                && (requestComplete || !requestHasBody);
+        boolean keep = ex.keepAlive && !forceClose && !closeAfterResponse && !lc.draining()
+                && (ex.requestComplete || !ex.requestHasBody);
         finishExchange(outcome, st.code()); // metrics first: a client that saw the answer sees it counted
         ctx.writeAndFlush(ErrorResponses.of(ctx.alloc(), st, reason, keep), ctx.voidPromise());
         if (!keep) {
-            closeAfterFlush();
-        } else if (requestComplete) {
+            // Linger: the client may have sent more than was read; closing now could reset the answer away.
+            state = State.CLOSED;
+            releaseQueue();
+            LingeringCloseHandler.closeAfterFlush(ctx.channel(), scheduler);
+        } else if (ex.requestComplete) {
             nextRequest();
         } else {
             state = State.DISCARDING; // the (empty) rest of the request is still to come
@@ -778,34 +743,38 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void finishExchange(RequestOutcome outcome, int code) {
-        long elapsed = ticker.nanoTime() - start;
-        AccessLog accessLog = lc.accessLog();
-        if (accessLog != null) {
-            accessLog.log(new AccessLog.Entry(System.currentTimeMillis(), lc.name(), "http", clientIp(),
-                    request == null ? "-" : method + " " + request.target(), code, outcome.tag(),
-                    host == null ? null : host.address(), bytesOut, elapsed / 1000));
+        RequestEnd e = end.reset();
+        e.route = ex.route;
+        e.outcome = outcome;
+        e.status = code;
+        e.durationNanos = ticker.nanoTime() - ex.start;
+        e.host = ex.host;
+        e.bytesOut = ex.bytesOut;
+        if (lc.accessLog() != null) {
+            e.client = peer.ip();
+            e.target = ex.request == null ? "-" : ex.method + " " + ex.request.target();
         }
         releaseRequest();
-        bytesOut = 0;
-        if (host != null) {
-            host.requestFinished();
-            host = null;
+        ex.bytesOut = 0;
+        if (ex.host != null) {
+            ex.host.requestFinished();
+            ex.host = null;
         }
-        lc.metrics().requestFinished(route, outcome, code, elapsed);
-        responseDeadline = 0;
-        connectDeadline = 0;
-        route = null;
-        cluster = null;
+        lc.requestEnded(e); // metrics, access log
+        ex.responseDeadline = 0;
+        ex.connectDeadline = 0;
+        ex.route = null;
+        ex.cluster = null;
     }
 
     private void releaseRequest() {
-        if (request != null) {
-            request.release();
-            request = null;
+        if (ex.request != null) {
+            ex.request.release();
+            ex.request = null;
         }
-        if (retryHead != null) {
-            retryHead.release();
-            retryHead = null;
+        if (ex.retryHead != null) {
+            ex.retryHead.release();
+            ex.retryHead = null;
         }
     }
 
@@ -847,12 +816,12 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             long now = ticker.nanoTime();
             if (want) {
                 lastActivity = now; // the body-read timeout counts only while the gateway reads
-                if (readsHeldSince != 0) {
-                    bodyRateStart += now - readsHeldSince; // and so does the minimum rate
-                    readsHeldSince = 0;
+                if (ex.readsHeldSince != 0) {
+                    ex.bodyRateStart += now - ex.readsHeldSince; // and so does the minimum rate
+                    ex.readsHeldSince = 0;
                 }
-            } else if (bodyRateStart != 0) {
-                readsHeldSince = now;
+            } else if (ex.bodyRateStart != 0) {
+                ex.readsHeldSince = now;
             }
         }
     }
@@ -863,7 +832,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         while ((m = queue.peek()) instanceof HttpBody b) {
             queue.poll();
             if (b.isLast()) {
-                requestComplete = true;
+                ex.requestComplete = true;
             }
             b.release();
         }
@@ -876,35 +845,6 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
-    /** The client's address as text, worked out once per connection. */
-    private String clientIp() {
-        String ip = clientIp;
-        if (ip == null) {
-            ip = ctx.channel().remoteAddress() instanceof InetSocketAddress a ? a.getAddress().getHostAddress() : "unknown";
-            clientIp = ip;
-        }
-        return ip;
-    }
-
-    /**
-     * Whether this connection's peer is one of {@code http.trusted_proxies} (its X-Forwarded-* and
-     * Forwarded headers are then kept and appended to). The peer's address bytes are read once per
-     * connection; the list is the current one (a reload applies to the next request).
-     */
-    private boolean trustedPeer() {
-        HttpOptions o = options;
-        if (o.trustedProxies().isEmpty()) {
-            return false;
-        }
-        byte[] peer = peerAddress;
-        if (peer == null) {
-            peer = ctx.channel().remoteAddress() instanceof InetSocketAddress a && a.getAddress() != null
-                    ? a.getAddress().getAddress() : new byte[0];
-            peerAddress = peer;
-        }
-        return o.trusts(peer);
-    }
-
     private static boolean idempotent(String m) {
         return switch (m) {
             case "GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE" -> true;
@@ -914,35 +854,27 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
 
     // ---------------------------------------------------------------- the one timer
     //
-    // One task at a time is scheduled per connection, at timerDue. A deadline set while it is armed
+    // One task at a time is scheduled per connection (a ConnectionTimer). A deadline set while it is armed
     // for an earlier time changes nothing: when it fires, onTimer re-arms for the earliest deadline
-    // then pending. A deadline earlier than timerDue (rare: every deadline is at least the horizon
+    // then pending. A deadline earlier than the armed one (rare: every deadline is at least the horizon
     // away, and the task is never armed further out than the horizon) cancels and re-arms. So every
     // timeout fires exactly at its deadline on the scheduler's clock (tests: HttpProxyTimeoutTest),
     // and a request costs no scheduling at all in the common case.
 
     private void armTimer(long deadline) {
-        if (timer != null && deadline - timerDue >= 0) {
+        if (timer.isArmed() && deadline - timer.due() >= 0) {
             return; // the armed timer fires earlier and re-arms for what is left
         }
-        if (timer != null) {
-            timer.cancel(); // rare: the invariant below makes later deadlines fall after the armed timer
-        }
-        long now = ticker.nanoTime();
         // Never arm further out than the shortest timeout: any deadline set before this timer fires
         // is then later than it, so per-request deadlines never cancel and reschedule.
         HttpOptions o = lc.options();
         long horizon = Math.min(Math.min(Math.min(o.idleTimeout().toNanos(), o.requestHeaderTimeout().toNanos()),
                 Math.min(o.requestBodyTimeout().toNanos(), o.writeTimeout().toNanos())), lc.routes().minTimeoutNanos());
-        timerDue = deadline - (now + horizon) < 0 ? deadline : now + horizon;
-        timer = scheduler.schedule(timerTask, timerDue - now);
+        timer.arm(deadline, horizon);
     }
 
     private void cancelTimer() {
-        if (timer != null) {
-            timer.cancel();
-            timer = null;
-        }
+        timer.cancel();
     }
 
     /**
@@ -951,9 +883,9 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
      */
     private long bodyRateDue(HttpOptions o) {
         long rate = o.minRequestBodyRate();
-        long bytes = requestBodyBytes;
+        long bytes = ex.requestBodyBytes;
         long earned = bytes / rate * 1_000_000_000L + bytes % rate * 1_000_000_000L / rate;
-        return bodyRateStart + o.requestBodyTimeout().toNanos() + earned;
+        return ex.bodyRateStart + o.requestBodyTimeout().toNanos() + earned;
     }
 
     private static long earlier(long a, long b) {
@@ -961,7 +893,6 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void onTimer() {
-        timer = null;
         if (state == State.CLOSED) {
             return;
         }
@@ -976,7 +907,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             }
             next = earlier(next, due);
         }
-        if ((state == State.PROXYING && requestHasBody && !requestComplete || state == State.DISCARDING)
+        if ((state == State.PROXYING && ex.requestHasBody && !ex.requestComplete || state == State.DISCARDING)
                 && ctx.channel().config().isAutoRead()) {
             long due = lastActivity + o.requestBodyTimeout().toNanos();
             if (now - due >= 0) {
@@ -984,7 +915,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
                 return;
             }
             next = earlier(next, due);
-            if (state == State.PROXYING && bodyRateStart != 0) {
+            if (state == State.PROXYING && ex.bodyRateStart != 0) {
                 long rateDue = bodyRateDue(o);
                 if (now - rateDue >= 0) {
                     onBodyTimeout(o, true);
@@ -993,25 +924,25 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
                 next = earlier(next, rateDue);
             }
         }
-        if (state == State.CONNECTING && connectDeadline != 0) {
-            if (now - connectDeadline >= 0) {
+        if (state == State.CONNECTING && ex.connectDeadline != 0) {
+            if (now - ex.connectDeadline >= 0) {
                 onConnectTimeout();
                 return;
             }
-            next = earlier(next, connectDeadline);
-        } else if (state == State.PROXYING && responseDeadline != 0) {
-            if (now - responseDeadline >= 0) {
+            next = earlier(next, ex.connectDeadline);
+        } else if (state == State.PROXYING && ex.responseDeadline != 0) {
+            if (now - ex.responseDeadline >= 0) {
                 onResponseTimeout();
                 return;
             }
-            next = earlier(next, responseDeadline);
+            next = earlier(next, ex.responseDeadline);
         } else if (state == State.AWAIT_HEAD && headStart != 0) {
             long due = headStart + o.requestHeaderTimeout().toNanos();
             if (now - due >= 0) {
                 lc.metrics().requestStarted();
-                start = now;
-                options = o;
-                keepAlive = false;
+                ex.start = now;
+                ex.options = o;
+                ex.keepAlive = false;
                 respondError(HttpResponseStatus.REQUEST_TIMEOUT, "request head not received within "
                         + o.requestHeaderTimeout().toMillis() + " ms", RequestOutcome.HEADER_TIMEOUT, true);
                 return;

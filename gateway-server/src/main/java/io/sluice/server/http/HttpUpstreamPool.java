@@ -7,9 +7,12 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.sluice.codec.http.Http1Decoder;
-import io.netty.util.concurrent.ScheduledFuture;
+import io.sluice.codec.http.Http1DecoderConfig;
 import io.sluice.core.cluster.Host;
 import io.sluice.core.config.ClusterConfig;
+import io.sluice.core.time.Scheduler;
+import io.sluice.server.channel.ConnectionTimer;
+import io.sluice.server.channel.SluicePipeline;
 import io.sluice.server.metrics.ClusterMetrics;
 import io.sluice.server.transport.Transport;
 
@@ -20,6 +23,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 /**
  * Keep-alive upstream HTTP/1.1 connections of ONE event loop, per host. Only that event loop
@@ -33,7 +37,7 @@ import java.util.concurrent.TimeUnit;
 final class HttpUpstreamPool {
 
     /** Limits of the response decoder of new connections (the listener's http options; set on reload). */
-    volatile io.sluice.codec.http.Http1DecoderConfig responseCodec = io.sluice.codec.http.Http1DecoderConfig.of(8192, 65536);
+    volatile Http1DecoderConfig responseCodec = Http1DecoderConfig.of(8192, 65536);
 
     static final long SWEEP_PERIOD_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
 
@@ -43,16 +47,19 @@ final class HttpUpstreamPool {
     private long generation;
     /** Parked connections, written by the loop only, readable from anywhere. */
     private volatile int parked;
-    private ScheduledFuture<?> sweeper;
+    /** The idle sweep, every {@link #SWEEP_PERIOD_NANOS} once a connection was first parked, on the listener's scheduler. */
+    private final ConnectionTimer sweeper;
 
-    private final java.util.function.Function<String, ClusterMetrics> meters;
+    private final Function<String, ClusterMetrics> meters;
 
-    HttpUpstreamPool(EventLoop loop, Transport transport, java.util.function.Function<String, ClusterMetrics> meters) {
-        this(loop, transport.upstreamBootstrap(loop), meters);
+    /** @param scheduler the listener's scheduler (and clock) for {@code loop} */
+    HttpUpstreamPool(EventLoop loop, Scheduler scheduler, Transport transport, Function<String, ClusterMetrics> meters) {
+        this(loop, scheduler, transport.upstreamBootstrap(loop), meters);
     }
 
     /** A pool opening connections from {@code template} (tests: embedded channels on {@code loop}). */
-    HttpUpstreamPool(EventLoop loop, Bootstrap template, java.util.function.Function<String, ClusterMetrics> meters) {
+    HttpUpstreamPool(EventLoop loop, Scheduler scheduler, Bootstrap template, Function<String, ClusterMetrics> meters) {
+        this.sweeper = new ConnectionTimer(scheduler, this::onSweepTimer);
         this.meters = meters;
         this.loop = loop;
         this.bootstrap = template;
@@ -88,11 +95,11 @@ final class HttpUpstreamPool {
                     @Override
                     protected void initChannel(Channel ch) {
                         if (cm != null) {
-                            ch.pipeline().addLast(cm.connectionHandler());
+                            ch.pipeline().addLast(SluicePipeline.UPSTREAM_METER, cm.connectionHandler());
                         }
                         Http1Decoder decoder = Http1Decoder.forResponses(responseCodec);
-                        ch.pipeline().addLast(HttpPipeline.UPSTREAM_CODEC, decoder)
-                                .addLast(HttpPipeline.UPSTREAM_HANDLER, new UpstreamHandler(HttpUpstreamPool.this, host, decoder, cm));
+                        ch.pipeline().addLast(SluicePipeline.HTTP_UPSTREAM_DECODER, decoder)
+                                .addLast(SluicePipeline.HTTP_UPSTREAM, new UpstreamHandler(HttpUpstreamPool.this, host, decoder, cm));
                     }
                 });
         return b.connect(host.host(), host.port());
@@ -123,8 +130,8 @@ final class HttpUpstreamPool {
         h.idleLimit = Math.max(1L, cluster.pool().idleTimeout().toNanos() / SWEEP_PERIOD_NANOS);
         q.addLast(ch);
         parked++;
-        if (sweeper == null) {
-            sweeper = loop.scheduleWithFixedDelay(this::sweep, SWEEP_PERIOD_NANOS, SWEEP_PERIOD_NANOS, TimeUnit.NANOSECONDS);
+        if (!sweeper.isArmed()) {
+            sweeper.armIn(SWEEP_PERIOD_NANOS); // from then on every period, until closeAll
         }
     }
 
@@ -149,6 +156,11 @@ final class HttpUpstreamPool {
 
     int idleCount() {
         return parked;
+    }
+
+    private void onSweepTimer() {
+        sweep();
+        sweeper.armIn(SWEEP_PERIOD_NANOS);
     }
 
     private void sweep() {
@@ -180,9 +192,6 @@ final class HttpUpstreamPool {
         }
         idle.clear();
         parked = 0;
-        if (sweeper != null) {
-            sweeper.cancel(false);
-            sweeper = null;
-        }
+        sweeper.cancel();
     }
 }

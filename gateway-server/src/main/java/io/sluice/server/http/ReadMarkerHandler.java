@@ -4,7 +4,8 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 
 /**
- * First handler of a downstream HTTP pipeline, before {@code HttpServerCodec}: tells the proxy
+ * Downstream HTTP pipeline, {@link io.sluice.server.channel.SluicePipeline#HTTP_READ_MARKER}: the
+ * first HTTP handler (after the meter), before the request {@code Http1Decoder}. Tells the proxy
  * handler that raw bytes arrived, so it can time the reading of a request head (slowloris) and
  * the keep-alive idle period without an extra timer per request.
  */

@@ -1,19 +1,21 @@
 package io.sluice.server.http;
 
+import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.util.ReferenceCountUtil;
 import io.sluice.codec.http.Http1Decoder;
 import io.sluice.codec.http.HttpBody;
 import io.sluice.codec.http.HttpDecodeError;
 import io.sluice.codec.http.HttpHead;
-import io.netty.util.ReferenceCountUtil;
 import io.sluice.core.cluster.Host;
 import io.sluice.server.metrics.ClusterMetrics;
 
 /**
- * Last handler of an upstream HTTP connection (after its {@link Http1Decoder}). While a request is
- * in flight it hands every decoded response part to its owner, the downstream
- * {@link HttpProxyHandler}; while the connection idles in the pool it owns nothing, and anything
+ * Upstream HTTP pipeline, {@code http-upstream} ({@link io.sluice.server.channel.SluicePipeline}):
+ * the last handler, after the response {@link Http1Decoder}. While a request is in flight it hands
+ * every decoded response part to its owner, an {@link UpstreamListener} (the downstream
+ * {@link HttpProxyHandler}); while the connection idles in the pool it owns nothing, and anything
  * the upstream sends unasked (a decoded message, or bytes the decoder holds as the start of one)
  * is dropped with the connection. Lives on the owner's event loop.
  *
@@ -25,7 +27,7 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
     private final HttpUpstreamPool pool;
     private final Host host;
     private final Http1Decoder decoder;
-    private HttpProxyHandler owner;
+    private UpstreamListener owner;
     /** Sweep generation when the connection was parked in the pool. */
     long idleSince;
     /** Sweep periods this connection may stay parked. */
@@ -78,7 +80,7 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
     }
 
     /** Closes the connection instead of reusing it, counting why. */
-    void retire(io.netty.channel.Channel ch, int reason) {
+    void retire(Channel ch, int reason) {
         if (ch.isActive()) {
             if (meters != null) {
                 meters.connectionRetired(reason);
@@ -88,7 +90,7 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
     }
 
     /** The handler of an upstream connection: always the last in its pipeline (O(1), no name lookup). */
-    static UpstreamHandler of(io.netty.channel.Channel ch) {
+    static UpstreamHandler of(Channel ch) {
         return (UpstreamHandler) ch.pipeline().last();
     }
 
@@ -96,7 +98,7 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
         return host;
     }
 
-    void owner(HttpProxyHandler newOwner) {
+    void owner(UpstreamListener newOwner) {
         if (meters != null && (owner == null) != (newOwner == null)) {
             if (newOwner != null) {
                 meters.connectionBorrowed();
@@ -109,7 +111,7 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        HttpProxyHandler o = owner;
+        UpstreamListener o = owner;
         if (o != null && (msg instanceof HttpHead || msg instanceof HttpBody || msg instanceof HttpDecodeError)) {
             o.onUpstreamRead(msg); // takes ownership
         } else {
@@ -121,7 +123,7 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
-        HttpProxyHandler o = owner;
+        UpstreamListener o = owner;
         if (o != null) {
             o.onUpstreamReadComplete();
         } else if (decoder.bufferedBytes() > 0) {
@@ -133,7 +135,7 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-        HttpProxyHandler o = owner;
+        UpstreamListener o = owner;
         if (o != null) {
             o.onUpstreamWritabilityChanged();
         }
@@ -142,7 +144,7 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
-        HttpProxyHandler o = owner;
+        UpstreamListener o = owner;
         owner(null);
         if (o != null) {
             o.onUpstreamInactive(ctx.channel());
@@ -154,7 +156,7 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         // Resets and decode failures alike: closing reports the loss through channelInactive.
-        HttpProxyHandler o = owner;
+        UpstreamListener o = owner;
         if (o != null) {
             o.onUpstreamError(cause);
         }

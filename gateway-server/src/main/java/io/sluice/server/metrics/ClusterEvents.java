@@ -9,6 +9,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
+import java.util.Locale;
+import java.util.function.Consumer;
 
 /**
  * Turns the load balancer's state changes into one log line each and counters:
@@ -21,13 +23,13 @@ public final class ClusterEvents implements ClusterBalancer.Listener {
     private static final Logger log = LoggerFactory.getLogger("io.sluice.cluster");
 
     private final MeterRegistry registry;
-    private final java.util.function.Consumer<Host> onUnavailable;
+    private final Consumer<Host> onUnavailable;
 
     /**
      * @param onUnavailable called when a host fails its health check or is ejected (the gateway
      *                      closes its parked upstream connections, which may be dead)
      */
-    public ClusterEvents(MeterRegistry registry, java.util.function.Consumer<Host> onUnavailable) {
+    public ClusterEvents(MeterRegistry registry, Consumer<Host> onUnavailable) {
         this.registry = registry;
         this.onUnavailable = onUnavailable;
     }
@@ -72,6 +74,6 @@ public final class ClusterEvents implements ClusterBalancer.Listener {
     }
 
     private static String lower(HealthStatus s) {
-        return s.name().toLowerCase(java.util.Locale.ROOT);
+        return s.name().toLowerCase(Locale.ROOT);
     }
 }

@@ -6,8 +6,11 @@ import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPromise;
 
+import java.util.function.BooleanSupplier;
+
 /**
- * First handler of a client connection: counts the bytes read and written and, when the
+ * First handler of a client connection ({@code meter} in every downstream pipeline of
+ * {@link io.sluice.server.channel.SluicePipeline}, when metrics are recorded): counts the bytes read and written and, when the
  * connection ends, who closed it. Bytes add up in plain fields and go to the shared counters once
  * per read batch and once per flush, not per message. One instance per connection, event loop only.
  */
@@ -18,9 +21,9 @@ final class ConnectionMeter extends ChannelDuplexHandler {
     private long out;
     private ListenerMetrics.CloseReason reason;
 
-    private final java.util.function.BooleanSupplier draining;
+    private final BooleanSupplier draining;
 
-    ConnectionMeter(ListenerMetrics metrics, java.util.function.BooleanSupplier draining) {
+    ConnectionMeter(ListenerMetrics metrics, BooleanSupplier draining) {
         this.metrics = metrics;
         this.draining = draining;
     }

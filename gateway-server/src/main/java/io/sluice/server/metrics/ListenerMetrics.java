@@ -6,6 +6,8 @@ import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.netty.channel.ChannelHandler;
+import io.sluice.server.channel.RequestEnd;
+import io.sluice.server.channel.RequestLog;
 import io.sluice.server.route.Route;
 import io.sluice.server.route.RouteTable;
 
@@ -19,6 +21,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.BooleanSupplier;
 import java.util.function.Function;
 
 /**
@@ -41,7 +44,7 @@ import java.util.function.Function;
  * With recording off ({@code admin.metrics: false}) only the in-flight and open-connection
  * counts (which draining needs) are kept.
  */
-public final class ListenerMetrics implements AutoCloseable {
+public final class ListenerMetrics implements AutoCloseable, RequestLog {
 
     private static final String[] STATUS_CLASSES = {"none", "1xx", "2xx", "3xx", "4xx", "5xx"};
     private static final RequestOutcome[] OUTCOMES = RequestOutcome.values();
@@ -185,7 +188,7 @@ public final class ListenerMetrics implements AutoCloseable {
      *
      * @param draining true once the connection's listener drains: the gateway's closes then count as {@code drain}
      */
-    public ChannelHandler newConnectionHandler(java.util.function.BooleanSupplier draining) {
+    public ChannelHandler newConnectionHandler(BooleanSupplier draining) {
         return record ? new ConnectionMeter(this, draining) : null;
     }
 
@@ -235,6 +238,12 @@ public final class ListenerMetrics implements AutoCloseable {
         return activeRequests.get();
     }
 
+    /** Records a finished request: its route, outcome, HTTP status class and duration. */
+    @Override
+    public void requestEnded(RequestEnd end) {
+        requestFinished(end.route, end.outcome, end.httpStatus(), end.durationNanos);
+    }
+
     /** Records a finished request without a route (or, on a Bolt listener, to its default cluster). */
     public void requestFinished(RequestOutcome outcome, int status, long durationNanos) {
         requestFinished(null, outcome, status, durationNanos);
@@ -252,8 +261,8 @@ public final class ListenerMetrics implements AutoCloseable {
             return;
         }
         RouteMeters m;
-        if (route != null && route.meters() instanceof RouteMeters rm) {
-            m = rm;
+        if (route != null && route.meters() != null) {
+            m = route.meters();
         } else {
             RouteMeters d = defaultRoute;
             m = d != null && outcome != RequestOutcome.NO_ROUTE && outcome != RequestOutcome.CODEC_ERROR ? d : noRoute;

@@ -3,6 +3,7 @@ package io.sluice.server.route;
 import io.sluice.core.config.RouteConfig;
 import io.sluice.core.config.StringMatch;
 import io.sluice.lb.ClusterBalancer;
+import io.sluice.server.metrics.ListenerMetrics.RouteMeters;
 
 /** A compiled route: its rule, the cluster it sends to, and the pre-computed bits the proxy needs per request. */
 public final class Route {
@@ -11,8 +12,8 @@ public final class Route {
     private final RouteConfig config;
     private final ClusterBalancer cluster;
     private final long timeoutNanos;
-    /** The route's meters ({@code ListenerMetrics.RouteMeters}), set before its table is published. */
-    private Object meters;
+    /** The route's meters, set before its table is published. */
+    private RouteMeters meters;
 
     Route(String name, RouteConfig config, ClusterBalancer cluster) {
         this.name = name;
@@ -34,12 +35,12 @@ public final class Route {
     }
 
     /** The meters requests on this route record into (null until attached). */
-    public Object meters() {
+    public RouteMeters meters() {
         return meters;
     }
 
     /** Attaches the route's meters; before the route table is published. */
-    public void meters(Object m) {
+    public void meters(RouteMeters m) {
         this.meters = m;
     }
 

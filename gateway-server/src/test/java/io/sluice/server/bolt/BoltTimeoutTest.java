@@ -55,6 +55,8 @@ class BoltTimeoutTest {
     final Map<EventExecutor, BoltUpstreamPool> pools = new IdentityHashMap<>();
     final ListenerMetrics metrics = new ListenerMetrics(new SimpleMeterRegistry(), "rpc", "bolt");
     final EmbeddedChannel client;
+    /** Every request-end event, as "OUTCOME status". */
+    final List<String> ends = new ArrayList<>();
 
     BoltTimeoutTest() throws Exception {
         ClusterConfig cc = ClusterConfig.of("rpc", List.of(new HostConfig("127.0.0.1", 12200, 1)))
@@ -65,8 +67,9 @@ class BoltTimeoutTest {
                 e -> pools.computeIfAbsent(e, l -> new BoltUpstreamPool((EventLoop) l, upstreams.template((EventLoop) l),
                         o.maxFrameLength(), clock, null)),
                 e -> clock);
+        lc.tap(e -> ends.add(e.outcome + " " + e.status));
         client = EmbeddedChannel.builder().register(false).build();
-        new BoltServerInitializer(lc, null).configure(client, false);
+        new BoltServerInitializer(lc, null).configure(client);
         client.register();
     }
 
@@ -108,6 +111,62 @@ class BoltTimeoutTest {
         }
         decoder.finishAndReleaseAll();
         return out;
+    }
+
+    @Test
+    void requestEndIsReportedOnceForAProxiedRequest() {
+        request(5, 1000);
+        EmbeddedChannel up = upstreams.last();
+        EmbeddedChannel decoder = new EmbeddedChannel(new BoltFrameDecoder(1 << 20));
+        Object o;
+        while ((o = up.readOutbound()) != null) {
+            decoder.writeInbound(o);
+        }
+        BoltFrame sent = decoder.readInbound();
+        int upstreamId = sent.requestId();
+        sent.release();
+        decoder.finishAndReleaseAll();
+        up.writeInbound(BoltFrames.errorResponse(ALLOC, BoltFraming.V1, upstreamId, BoltStatus.NO_PROCESSOR, "upstream's own answer")
+                .takeBytes()); // any status the upstream sends is proxied
+        client.runPendingTasks();
+        List<int[]> r = responses();
+        assertThat(r).hasSize(1);
+        assertThat(r.get(0)).containsExactly(5, BoltStatus.NO_PROCESSOR);
+        assertThat(ends).containsExactly("PROXIED " + BoltStatus.NO_PROCESSOR);
+        assertThat(metrics.count(RequestOutcome.PROXIED)).isEqualTo(1);
+    }
+
+    @Test
+    void requestEndIsReportedOnceForATimeoutAndNotForHeartbeats() {
+        client.writeInbound(BoltFrames.heartbeat(ALLOC, BoltFraming.V1, 9).takeBytes());
+        assertThat(responses()).hasSize(1);
+        request(77, 100);
+        upstreams.last().releaseOutbound();
+        advanceNanos(Duration.ofMillis(100).toNanos());
+        assertThat(responses()).hasSize(1);
+        assertThat(ends).containsExactly("UPSTREAM_TIMEOUT " + BoltStatus.TIMEOUT);
+    }
+
+    @Test
+    void requestEndWhenTheUpstreamConnectionIsLost() {
+        request(3, 1000);
+        EmbeddedChannel up = upstreams.last();
+        up.releaseOutbound();
+        up.close();
+        client.runPendingTasks();
+        List<int[]> r = responses();
+        assertThat(r).hasSize(1);
+        assertThat(r.get(0)).containsExactly(3, BoltStatus.CONNECTION_CLOSED);
+        assertThat(ends).containsExactly("UPSTREAM_RESET " + BoltStatus.CONNECTION_CLOSED);
+    }
+
+    @Test
+    void requestEndForACodecError() {
+        ByteBuf bad = ALLOC.buffer().writeByte(1).writeByte(1).writeShort(1).writeByte(1).writeInt(3).writeByte(1)
+                .writeInt(0).writeShort(0).writeShort(0).writeInt(1 << 30); // a V1 request announcing a 1 GiB body
+        client.writeInbound(bad);
+        client.runPendingTasks();
+        assertThat(ends).containsExactly("CODEC_ERROR " + BoltStatus.CODEC_EXCEPTION);
     }
 
     @Test

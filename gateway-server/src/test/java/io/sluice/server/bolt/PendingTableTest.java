@@ -14,7 +14,10 @@ class PendingTableTest {
 
     private static Pending entry(PendingTable t, long start, long timeout) {
         Pending p = t.obtain();
-        p.set(null, 7, null, start, timeout, null, null, null, null);
+        BoltRequest r = new BoltRequest(null);
+        r.startNanos = start;
+        r.timeoutNanos = timeout;
+        p.set(r, 7, null);
         return p;
     }
 

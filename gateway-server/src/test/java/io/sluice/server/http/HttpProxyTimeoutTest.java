@@ -13,6 +13,7 @@ import io.sluice.core.config.RouteConfig;
 import io.sluice.core.time.ManualScheduler;
 import io.sluice.lb.ClusterBalancer;
 import io.sluice.lb.LbContext;
+import io.sluice.server.channel.DrainEvent;
 import io.sluice.server.metrics.ListenerMetrics;
 import io.sluice.server.metrics.RequestOutcome;
 import io.sluice.server.route.RouteTable;
@@ -21,8 +22,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.io.IOException;
+import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
@@ -57,10 +59,15 @@ class HttpProxyTimeoutTest {
     HttpListenerContext lc;
     final RouteTable routes;
     EmbeddedChannel client;
+    /** Every request-end event, as "OUTCOME status". */
+    final List<String> ends = new ArrayList<>();
+    /** The cluster's pool idle timeout (its default). */
+    final Duration poolIdle;
 
     HttpProxyTimeoutTest() {
         ClusterConfig cc = ClusterConfig.of("c", List.of(new HostConfig("127.0.0.1", 8080, 1)))
                 .withTimeouts(CONNECT, RESPONSE);
+        poolIdle = cc.pool().idleTimeout();
         ClusterBalancer c = ClusterBalancer.create(cc, new LbContext(clock, new SplittableRandom(1)));
         RouteTable routes = RouteTable.compile(List.of(RouteConfig.to("c")), Map.of("c", c));
         HttpOptions o = HttpOptions.builder().idleTimeout(IDLE).requestHeaderTimeout(HEAD).xForwarded(false)
@@ -68,10 +75,11 @@ class HttpProxyTimeoutTest {
                 .minRequestBodyRate(0).build(); // the rate rule's own tests turn it on (minRate)
         this.routes = routes;
         lc = new HttpListenerContext("web", routes, o, metrics,
-                e -> pools.computeIfAbsent(e, l -> new HttpUpstreamPool((EventLoop) l, upstreams.template((EventLoop) l), n -> null)),
+                e -> pools.computeIfAbsent(e, l -> new HttpUpstreamPool((EventLoop) l, clock, upstreams.template((EventLoop) l), n -> null)),
                 e -> clock);
+        lc.tap(e -> ends.add(e.outcome + " " + e.status));
         client = EmbeddedChannel.builder().register(false).build();
-        new HttpServerInitializer(lc, null).configure(client, false);
+        new HttpServerInitializer(lc, null).configure(client);
     }
 
     private void connectClient() throws Exception {
@@ -101,6 +109,135 @@ class HttpProxyTimeoutTest {
         client.runPendingTasks();
         assertThat(client.finishAndReleaseAll()).as("unread client output").isFalse();
         upstreams.finishAll();
+    }
+
+    // ---------------------------------------------------------------- the request-end event
+
+    @Test
+    void requestEndIsReportedOnceForAProxiedExchange() throws Exception {
+        connectClient();
+        send(GET);
+        EmbeddedChannel up = upstreams.last();
+        drainText(up);
+        assertThat(ends).isEmpty();
+        up.writeInbound(Bufs.copied(OK));
+        client.runPendingTasks();
+        assertThat(drainText(client)).startsWith("HTTP/1.1 200 ");
+        assertThat(ends).containsExactly("PROXIED 200");
+        send(GET);
+        drainText(up);
+        up.writeInbound(Bufs.copied(OK));
+        client.runPendingTasks();
+        drainText(client);
+        assertThat(ends).containsExactly("PROXIED 200", "PROXIED 200");
+    }
+
+    @Test
+    void requestEndIsReportedOnceForEachGatewayMadeError() throws Exception {
+        connectClient();
+        send("GET /x HTTP/1.1\r\n\r\n"); // no Host
+        assertThat(drainText(client)).startsWith("HTTP/1.1 400 ");
+        assertThat(ends).containsExactly("BAD_REQUEST 400");
+    }
+
+    @Test
+    void requestEndForAMalformedRequest() throws Exception {
+        connectClient();
+        send("GET /x\u0001 HTTP/1.1\r\nHost: a\r\n\r\n");
+        assertThat(drainText(client)).startsWith("HTTP/1.1 400 ");
+        assertThat(ends).containsExactly("BAD_REQUEST 400");
+    }
+
+    @Test
+    void requestEndForOversizedHeads() throws Exception {
+        connectClient();
+        send("GET /" + "a".repeat(70_000) + " HTTP/1.1\r\nHost: a\r\n\r\n");
+        assertThat(drainText(client)).startsWith("HTTP/1.1 414 ");
+        assertThat(ends).containsExactly("URI_TOO_LONG 414");
+    }
+
+    @Test
+    void requestEndForTooLargeHeaders() throws Exception {
+        connectClient();
+        send("GET /x HTTP/1.1\r\nHost: a\r\nX-Big: " + "b".repeat(70_000) + "\r\n\r\n");
+        assertThat(drainText(client)).startsWith("HTTP/1.1 431 ");
+        assertThat(ends).containsExactly("HEADERS_TOO_LARGE 431");
+    }
+
+    @Test
+    void requestEndForABodyTimeout() throws Exception {
+        connectClient();
+        send(SLOW_POST);
+        drainText(upstreams.last());
+        advance(BODY);
+        assertThat(drainText(client)).startsWith("HTTP/1.1 408 ");
+        assertThat(ends).containsExactly("BODY_TIMEOUT 408");
+    }
+
+    @Test
+    void requestEndForTimeouts() throws Exception {
+        connectClient();
+        send(GET);
+        advance(RESPONSE);
+        assertThat(drainText(client)).startsWith("HTTP/1.1 504 ");
+        assertThat(ends).containsExactly("UPSTREAM_TIMEOUT 504");
+
+        send("GET /x HTTP/1.1\r\n");
+        advance(HEAD);
+        assertThat(drainText(client)).startsWith("HTTP/1.1 408 ");
+        assertThat(ends).containsExactly("UPSTREAM_TIMEOUT 504", "HEADER_TIMEOUT 408");
+    }
+
+    @Test
+    void requestEndForConnectFailureAndTimeout() throws Exception {
+        connectClient();
+        upstreams.holdConnects();
+        send(GET);
+        upstreams.failConnect(new IOException("refused"));
+        client.runPendingTasks();
+        assertThat(drainText(client)).startsWith("HTTP/1.1 502 ");
+        assertThat(ends).containsExactly("CONNECT_FAILURE 502");
+
+        send(GET);
+        advance(CONNECT);
+        assertThat(drainText(client)).startsWith("HTTP/1.1 504 ");
+        assertThat(ends).containsExactly("CONNECT_FAILURE 502", "CONNECT_TIMEOUT 504");
+    }
+
+    @Test
+    void requestEndWhenTheUpstreamOrTheClientGoes() throws Exception {
+        connectClient();
+        send(GET);
+        upstreams.last().close();
+        client.runPendingTasks();
+        assertThat(drainText(client)).startsWith("HTTP/1.1 502 ");
+        assertThat(ends).containsExactly("UPSTREAM_RESET 502");
+
+        send(GET);
+        client.close();
+        client.runPendingTasks();
+        assertThat(ends).containsExactly("UPSTREAM_RESET 502", "CLIENT_CLOSED 0");
+    }
+
+    @Test
+    void aParkedUpstreamConnectionIsSweptOnTheSchedulersClock() throws Exception {
+        connectClient();
+        send(GET);
+        EmbeddedChannel up = upstreams.last();
+        drainText(up);
+        up.writeInbound(Bufs.copied(OK));
+        client.runPendingTasks();
+        drainText(client);
+        HttpUpstreamPool pool = pools.values().iterator().next();
+        assertThat(pool.idleCount()).isEqualTo(1);
+        long limit = Math.max(1, poolIdle.toNanos() / HttpUpstreamPool.SWEEP_PERIOD_NANOS);
+        // parked in sweep generation 0: closed by the sweep of generation `limit`, i.e. `limit` periods on
+        advanceNanos(limit * HttpUpstreamPool.SWEEP_PERIOD_NANOS - 1);
+        assertThat(pool.idleCount()).isEqualTo(1);
+        advanceNanos(1);
+        assertThat(pool.idleCount()).isZero();
+        up.runPendingTasks();
+        assertThat(up.isOpen()).isFalse();
     }
 
     @Test

@@ -1,0 +1,57 @@
+package io.sluice.server.channel;
+
+/**
+ * Names and order of the handlers in every Sluice pipeline (in the manner of reactor-netty's
+ * {@code NettyPipeline}). Handlers are added with these names, in the order listed per pipeline.
+ *
+ * <pre>
+ * downstream HTTP/1.1:  [meter →] http-read-marker → http-decoder → http-proxy
+ * downstream Bolt:      [meter →] bolt-decoder → bolt-proxy
+ * downstream auto:      [meter →] protocol-detector   (replaced by the HTTP or Bolt handlers after
+ *                                                       the meter once the first byte arrives)
+ * closing (any protocol, after the gateway's error answer):
+ *                       [meter →] linger → …          (reads and discards until the close)
+ * upstream HTTP/1.1:    [upstream-meter →] http-upstream-decoder → http-upstream
+ * upstream Bolt:        [upstream-meter →] bolt-upstream-decoder → bolt-upstream
+ * </pre>
+ *
+ * There are no encoders: the HTTP proxy writes heads as byte ranges and bodies as received slices,
+ * and a decoded Bolt frame already is its wire form. The meters are added only when metrics are
+ * recorded. Later layers (TLS: {@code sni → tls} first; HTTP/2) get their names here too.
+ */
+public final class SluicePipeline {
+
+    /** Downstream, first when metrics are on: {@code ConnectionMeter} (bytes, close reasons). */
+    public static final String METER = "meter";
+    /** Downstream, auto listeners: {@code ProtocolDetector}, until the first byte. */
+    public static final String PROTOCOL_DETECTOR = "protocol-detector";
+
+    /** Downstream, while closing after an error answer: {@code LingeringCloseHandler}, right after the meter. */
+    public static final String LINGER = "linger";
+
+    /** Downstream HTTP: {@code ReadMarkerHandler}, before the decoder (raw bytes arrived). */
+    public static final String HTTP_READ_MARKER = "http-read-marker";
+    /** Downstream HTTP: the request {@code Http1Decoder}. */
+    public static final String HTTP_DECODER = "http-decoder";
+    /** Downstream HTTP: {@code HttpProxyHandler}, last. */
+    public static final String HTTP_PROXY = "http-proxy";
+
+    /** Downstream Bolt: {@code BoltFrameDecoder}. */
+    public static final String BOLT_DECODER = "bolt-decoder";
+    /** Downstream Bolt: {@code BoltProxyHandler}, last. */
+    public static final String BOLT_PROXY = "bolt-proxy";
+
+    /** Upstream, first when metrics are on: the cluster's connection meter. */
+    public static final String UPSTREAM_METER = "upstream-meter";
+    /** Upstream HTTP: the response {@code Http1Decoder}. */
+    public static final String HTTP_UPSTREAM_DECODER = "http-upstream-decoder";
+    /** Upstream HTTP: {@code UpstreamHandler}, last (found as {@code pipeline().last()}). */
+    public static final String HTTP_UPSTREAM = "http-upstream";
+    /** Upstream Bolt: {@code BoltFrameDecoder}. */
+    public static final String BOLT_UPSTREAM_DECODER = "bolt-upstream-decoder";
+    /** Upstream Bolt: {@code BoltUpstreamConnection}, last. */
+    public static final String BOLT_UPSTREAM = "bolt-upstream";
+
+    private SluicePipeline() {
+    }
+}
