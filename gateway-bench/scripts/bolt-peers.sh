@@ -324,7 +324,7 @@ fi
   echo "gateway: $GW_JAR (sha256 $(sha256sum "$GW_JAR" | cut -c1-12), modified $(date -u -r "$GW_JAR" +%FT%TZ); worktree HEAD $(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null)), java $GW_JAVA_OPTS, $(java -version 2>&1 | head -1)"
   [[ " $TARGETS " == *" gateway-base "* ]] && echo "gateway-base: $BASE_JAR (sha256 $(sha256sum "$BASE_JAR" | cut -c1-12))"
   [ -n "$MOSN_BIN" ] && echo "mosn: $MOSN_BIN ($(timeout 5 "$MOSN_BIN" --version 2>/dev/null | grep -i 'version' | head -1 || true)), GOMAXPROCS=1"
-  command -v haproxy >/dev/null && echo "haproxy: $(haproxy -v 2>/dev/null | head -1), mode tcp, nbthread 1"
+  command -v haproxy >/dev/null && echo "haproxy: $(haproxy -v 2>/dev/null | head -1 | sed 's/ - http[^ ,]*//'), mode tcp, nbthread 1"
   echo "backend: bolt RpcServer (benchmarks.jar bolt-server $BACKEND_ARGS; $( [ -n "$BACKEND_ARGS" ] && echo "answers on its I/O threads" || echo "answers on bolt's business thread pool")) on CPU 1; proxies on CPU $PROXY_CPU"
   echo "scenarios: $SCENARIOS; reps $REPS; duration ${D}s; warm-up ${WARM}s per target; max foreign ${MAX_FOREIGN}% of a core"
   for sc in $SCENARIOS; do echo "  $sc: ${LOAD[*]} $(load_args "$sc") sofarpc://127.0.0.1:PORT"; done

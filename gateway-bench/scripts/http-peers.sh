@@ -385,7 +385,7 @@ fi
   echo "gateway: $GW_JAR ($(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null)$(cd "$ROOT" && git diff --quiet 2>/dev/null || echo '+dirty')), java $GW_JAVA_OPTS, $(java -version 2>&1 | head -1)"
   [[ " $TARGETS " == *" gateway-base "* ]] && echo "gateway-base: $BASE_JAR ($(sha256sum "$BASE_JAR" | cut -c1-12))"
   echo "nginx: $(nginx -v 2>&1 | head -1), 1 worker, upstream keepalive 1024"
-  command -v haproxy >/dev/null && echo "haproxy: $(haproxy -v 2>/dev/null | head -1), 1 thread, http-reuse always"
+  command -v haproxy >/dev/null && echo "haproxy: $(haproxy -v 2>/dev/null | head -1 | sed 's/ - http[^ ,]*//'), 1 thread, http-reuse always"
   command -v wrk >/dev/null && echo "wrk: $(wrk -v 2>&1 | head -1)"
   command -v ab >/dev/null && echo "ab: $(ab -V 2>&1 | head -1)"
   echo "backend: nginx, 1 worker, CPU 1; pinned scenarios: proxies on CPU 0, client on CPU 1; scaleout: unpinned, 2 workers"
