@@ -2,6 +2,7 @@ package io.sluice.server.http;
 
 import io.sluice.server.Gateway;
 import io.sluice.server.config.ConfigLoader;
+import io.sluice.server.testing.SocketServer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -14,8 +15,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
@@ -171,36 +170,20 @@ class ResponseFramingIT {
      * (so that a close-delimited body ends and nothing waits on a keep-alive).
      */
     private static final class EvilUpstream implements AutoCloseable {
-        final ServerSocket server;
         final Map<String, String> responses = new ConcurrentHashMap<>();
+        final SocketServer server;
 
         EvilUpstream() throws IOException {
-            server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-            Thread t = new Thread(this::acceptLoop, "evil-upstream");
-            t.setDaemon(true);
-            t.start();
+            server = new SocketServer("evil-upstream", 50, (socket, index) -> serve(socket));
         }
 
         int port() {
-            return server.getLocalPort();
-        }
-
-        private void acceptLoop() {
-            while (!server.isClosed()) {
-                try {
-                    Socket s = server.accept();
-                    Thread t = new Thread(() -> serve(s), "evil-upstream-conn");
-                    t.setDaemon(true);
-                    t.start();
-                } catch (IOException e) {
-                    return;
-                }
-            }
+            return server.port();
         }
 
         private void serve(Socket s) {
-            try (s; InputStream in = s.getInputStream(); OutputStream out = s.getOutputStream()) {
-                String line = readHead(in);
+            try (InputStream in = s.getInputStream(); OutputStream out = s.getOutputStream()) {
+                String line = SocketServer.readRequestHead(in);
                 if (line == null) {
                     return;
                 }
@@ -224,20 +207,6 @@ class ResponseFramingIT {
             }
         }
 
-        private static String readHead(InputStream in) throws IOException {
-            ByteArrayOutputStream head = new ByteArrayOutputStream();
-            int last4 = 0;
-            int b;
-            while ((b = in.read()) >= 0) {
-                head.write(b);
-                last4 = last4 << 8 | b;
-                if (last4 == 0x0d0a0d0a) {
-                    String text = head.toString(StandardCharsets.ISO_8859_1);
-                    return text.substring(0, text.indexOf('\r'));
-                }
-            }
-            return null;
-        }
 
         @Override
         public void close() throws IOException {

@@ -6,16 +6,14 @@ import io.sluice.core.config.HttpOptions;
 import io.sluice.server.Gateway;
 import io.sluice.server.testing.GatewayFixture;
 import io.sluice.server.testing.RawClient;
+import io.sluice.server.testing.SocketServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -23,7 +21,6 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -154,7 +151,7 @@ class UpstreamReuseIT {
                 assertThat(c.send("GET /204 HTTP/1.1\r\nHost: h\r\n\r\n").read().status()).isEqualTo(204);
             }
         }
-        assertThat(backend.accepted.get()).isEqualTo(1);
+        assertThat(backend.accepted()).isEqualTo(1);
         assertThat(retired()).isZero();
     }
 
@@ -165,7 +162,7 @@ class UpstreamReuseIT {
         assertThat(r.status()).isEqualTo(200);
         assertThat(backend.victimServedOn).containsOnly(1);
         awaitClosed(0);
-        assertThat(backend.accepted.get()).isEqualTo(2);
+        assertThat(backend.accepted()).isEqualTo(2);
     }
 
     private void awaitClosed(int connection) throws InterruptedException {
@@ -191,40 +188,26 @@ class UpstreamReuseIT {
 
     /** A keep-alive HTTP/1.1 backend on plain sockets; connection {@code n} is the n-th accepted, from 0. */
     private static final class DirtyBackend implements AutoCloseable {
-        final ServerSocket server;
-        final AtomicInteger accepted = new AtomicInteger();
         final Map<Integer, Boolean> closed = new ConcurrentHashMap<>();
         final List<Integer> victimServedOn = new CopyOnWriteArrayList<>();
+        final SocketServer server;
 
         DirtyBackend() throws IOException {
-            server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-            Thread t = new Thread(this::acceptLoop, "dirty-backend");
-            t.setDaemon(true);
-            t.start();
+            server = new SocketServer("dirty-backend", 50, this::serve);
         }
 
         int port() {
-            return server.getLocalPort();
+            return server.port();
         }
 
-        private void acceptLoop() {
-            while (!server.isClosed()) {
-                try {
-                    Socket s = server.accept();
-                    int id = accepted.getAndIncrement();
-                    Thread t = new Thread(() -> serve(s, id), "dirty-backend-" + id);
-                    t.setDaemon(true);
-                    t.start();
-                } catch (IOException e) {
-                    return;
-                }
-            }
+        int accepted() {
+            return server.accepted();
         }
 
         private void serve(Socket s, int id) {
-            try (s; InputStream in = s.getInputStream(); OutputStream out = s.getOutputStream()) {
+            try (InputStream in = s.getInputStream(); OutputStream out = s.getOutputStream()) {
                 String requestLine;
-                while ((requestLine = readHead(in)) != null) {
+                while ((requestLine = SocketServer.readRequestHead(in)) != null) {
                     String target = requestLine.split(" ")[1];
                     switch (target) {
                         case "/head-late" -> {
@@ -278,21 +261,6 @@ class UpstreamReuseIT {
             }
         }
 
-        /** Reads one request head (no bodies in these tests); returns its request line, or null at EOF. */
-        private static String readHead(InputStream in) throws IOException {
-            ByteArrayOutputStream head = new ByteArrayOutputStream();
-            int last4 = 0;
-            int b;
-            while ((b = in.read()) >= 0) {
-                head.write(b);
-                last4 = last4 << 8 | b;
-                if (last4 == 0x0d0a0d0a) {
-                    String text = head.toString(StandardCharsets.ISO_8859_1);
-                    return text.substring(0, text.indexOf('\r'));
-                }
-            }
-            return null;
-        }
 
         private static void write(OutputStream out, String s) throws IOException {
             out.write(s.getBytes(StandardCharsets.ISO_8859_1));

@@ -4,8 +4,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -21,7 +19,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
  */
 public final class RecordingBackend implements AutoCloseable {
 
-    private final ServerSocket server;
+    private final SocketServer server;
     private final List<String> requests = new CopyOnWriteArrayList<>();
     private final byte[] banner;
 
@@ -32,14 +30,11 @@ public final class RecordingBackend implements AutoCloseable {
     /** A backend that writes {@code banner} on every new connection and then reads without answering. */
     public RecordingBackend(String banner) throws IOException {
         this.banner = banner == null ? null : banner.getBytes(StandardCharsets.ISO_8859_1);
-        server = new ServerSocket(0, 200, InetAddress.getLoopbackAddress());
-        Thread t = new Thread(this::accept, "recording-backend");
-        t.setDaemon(true);
-        t.start();
+        server = new SocketServer("recording-backend", 200, (socket, index) -> serve(socket));
     }
 
     public int port() {
-        return server.getLocalPort();
+        return server.port();
     }
 
     /** The requests received so far, each as ISO-8859-1 text of its exact bytes. */
@@ -50,19 +45,6 @@ public final class RecordingBackend implements AutoCloseable {
     /** The last request received (fails if none). */
     public String last() {
         return requests.get(requests.size() - 1);
-    }
-
-    private void accept() {
-        while (!server.isClosed()) {
-            try {
-                Socket s = server.accept();
-                Thread t = new Thread(() -> serve(s), "recording-backend-conn");
-                t.setDaemon(true);
-                t.start();
-            } catch (IOException e) {
-                return;
-            }
-        }
     }
 
     private void serve(Socket s) {
