@@ -10,6 +10,7 @@ import io.sluice.codec.http.Http1Decoder;
 import io.sluice.codec.http.Http1DecoderConfig;
 import io.sluice.core.cluster.Host;
 import io.sluice.core.config.ClusterConfig;
+import io.sluice.core.config.HttpOptions;
 import io.sluice.core.time.Scheduler;
 import io.sluice.server.channel.ConnectionTimer;
 import io.sluice.server.channel.SluicePipeline;
@@ -37,7 +38,7 @@ import java.util.function.Function;
 final class HttpUpstreamPool {
 
     /** Limits of the response decoder of new connections (the listener's http options; set on reload). */
-    volatile Http1DecoderConfig responseCodec = Http1DecoderConfig.of(8192, 65536);
+    volatile Http1DecoderConfig responseCodec = HttpListenerContext.responseCodec(HttpOptions.defaults());
 
     static final long SWEEP_PERIOD_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
 
