@@ -11,12 +11,22 @@ import java.time.Duration;
  * @param cluster       target cluster name
  * @param prefixRewrite HTTP: replace the matched path prefix with this (only with a prefix path match)
  * @param timeout       HTTP: upstream response timeout for this route (null = the cluster's)
+ * @param traffic       HTTP: upgrades, header rules, rewrites, redirect or direct response (null: {@link TrafficPolicy#DEFAULT});
+ *                      a route that answers by itself (redirect, direct response) has no cluster
  */
-public record RouteConfig(String name, RouteMatch match, String cluster, String prefixRewrite, Duration timeout) {
+public record RouteConfig(String name, RouteMatch match, String cluster, String prefixRewrite, Duration timeout,
+                          TrafficPolicy traffic) {
 
     public RouteConfig {
         match = match == null ? RouteMatch.ANY : match;
-        Checks.notBlank("cluster", cluster);
+        if (traffic == null || !traffic.answersLocally()) {
+            Checks.notBlank("cluster", cluster);
+        } else if (cluster != null) {
+            throw new ConfigException("cluster", cluster, "no cluster on a route with a redirect or direct_response");
+        }
+        if (prefixRewrite != null && traffic != null && traffic.regexRewrite() != null) {
+            throw new ConfigException("regex_rewrite", traffic.regexRewrite().pattern(), "no regex_rewrite with prefix_rewrite (one or the other)");
+        }
         if (timeout != null) {
             Checks.positive("timeout", timeout);
         }
@@ -25,7 +35,21 @@ public record RouteConfig(String name, RouteMatch match, String cluster, String 
         }
     }
 
+    /** A route without a {@link TrafficPolicy}. */
+    public RouteConfig(String name, RouteMatch match, String cluster, String prefixRewrite, Duration timeout) {
+        this(name, match, cluster, prefixRewrite, timeout, null);
+    }
+
     public static RouteConfig to(String cluster) {
         return new RouteConfig(null, RouteMatch.ANY, cluster, null, null);
+    }
+
+    /** The traffic policy in effect ({@link TrafficPolicy#DEFAULT} when none is set). */
+    public TrafficPolicy trafficOrDefault() {
+        return traffic == null ? TrafficPolicy.DEFAULT : traffic;
+    }
+
+    public RouteConfig withTraffic(TrafficPolicy t) {
+        return new RouteConfig(name, match, cluster, prefixRewrite, timeout, t);
     }
 }

@@ -47,6 +47,8 @@ public final class SluicePipeline {
     public static final String HTTP_UPSTREAM_DECODER = "http-upstream-decoder";
     /** Upstream HTTP: {@code UpstreamHandler}, last (found as {@code pipeline().last()}). */
     public static final String HTTP_UPSTREAM = "http-upstream";
+    /** Both sides of an upgraded HTTP connection: {@code UpgradeTunnel.Side}, where the decoders were. */
+    public static final String HTTP_TUNNEL = "http-tunnel";
     /** Upstream Bolt: {@code BoltFrameDecoder}. */
     public static final String BOLT_UPSTREAM_DECODER = "bolt-upstream-decoder";
     /** Upstream Bolt: {@code BoltUpstreamConnection}, last. */

@@ -25,6 +25,7 @@ import io.sluice.core.config.PoolConfig;
 import io.sluice.core.config.Protocol;
 import io.sluice.core.config.RouteConfig;
 import io.sluice.core.config.RouteMatch;
+import io.sluice.core.config.TrafficPolicy;
 import io.sluice.core.config.SlowStartConfig;
 import io.sluice.core.config.StatusRange;
 import io.sluice.core.config.StringMatch;
@@ -240,11 +241,13 @@ public final class ConfigLoader {
     private static RouteConfig route(JsonObject o) {
         String name = o.string("name", null);
         RouteMatch match = match(o.object("match"));
-        String cluster = o.requiredString("cluster");
+        String cluster = o.has("redirect") || o.has("direct_response") ? o.string("cluster", null)
+                : o.requiredString("cluster");
         String rewrite = o.string("prefix_rewrite", null);
         Duration timeout = o.duration("timeout", null);
+        TrafficPolicy traffic = TrafficJson.read(o); // traffic: upgrades, header rules, rewrites, redirects
         o.finish();
-        return build(o.path(), () -> new RouteConfig(name, match, cluster, rewrite, timeout));
+        return build(o.path(), () -> new RouteConfig(name, match, cluster, rewrite, timeout, traffic));
     }
 
     private static RouteMatch match(JsonObject o) {

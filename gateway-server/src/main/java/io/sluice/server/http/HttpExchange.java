@@ -55,4 +55,6 @@ final class HttpExchange {
     /** Deadlines on the listener's clock (0: not set). */
     long connectDeadline;
     long responseDeadline;
+    /** The Upgrade token sent upstream (the route allows it), or null: a plain request. */
+    String upgrade;
 }

@@ -52,9 +52,9 @@ import java.util.concurrent.TimeUnit;
  * upstream connect, and upstream response (time from request sent to response head). See "the one
  * timer" below for why each fires exactly at its deadline.
  */
-final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements UpstreamListener {
+final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements UpstreamListener, UpgradeTunnel.EndListener {
 
-    private enum State { AWAIT_HEAD, CONNECTING, PROXYING, DISCARDING, CLOSED }
+    private enum State { AWAIT_HEAD, CONNECTING, PROXYING, DISCARDING, TUNNEL, CLOSED }
 
     private final HttpListenerContext lc;
     private ChannelHandlerContext ctx;
@@ -344,6 +344,12 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         boolean xf = ex.options.xForwarded();
         ByteBuf head = ProxyHeads.requestHead(ctx.alloc(), req, rewritten, hostOverride, xf ? peer.ip() : null,
                 xf && peer.trusted(ex.options), expect);
+        if (req.hasHopByHop()) { // traffic: an Upgrade the route allows goes up with its Upgrade/Connection
+            ex.upgrade = UpgradeTunnel.chosen(req, ex.route);
+            if (ex.upgrade != null) {
+                head = UpgradeTunnel.withUpgrade(ctx.alloc(), head, ex.upgrade);
+            }
+        }
         if (lc.accessLog() == null) {
             ex.request = null; // nothing needs the received head any more
             req.release();
@@ -469,6 +475,10 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
     @Override
     public void onUpstreamRead(Object msg) {
         if (msg instanceof HttpHead resp) {
+            if (resp.status() == 101 && ex.upgrade != null && !ex.responseStarted) {
+                startTunnel(resp); // traffic: the upgrade was accepted
+                return;
+            }
             if (resp.status() < 200) {
                 if (resp.status() == 101 || announcesBody(resp)) {
                     // after a 101 the upstream speaks another protocol; a 1xx has no body
@@ -512,6 +522,30 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         } else {
             ReferenceCountUtil.release(msg);
         }
+    }
+
+    /** The upstream accepted the upgrade: relay its 101 and turn both connections into a tunnel ({@link UpgradeTunnel}). */
+    private void startTunnel(HttpHead resp) {
+        ex.responseStarted = true;
+        ex.status = 101;
+        ex.responseDeadline = 0;
+        state = State.TUNNEL;
+        cancelTimer();
+        releaseQueue();
+        ex.cluster.onOutcome(ex.host, Outcome.SUCCESS);
+        Channel up = upstream;
+        upstream = null;
+        upstreamHandler.owner(null);
+        upstreamHandler = null; // never back to the pool: the connection now speaks another protocol
+        UpgradeTunnel.start(ctx, UpgradeTunnel.switchingHead(ctx.alloc(), resp), up, scheduler, ex.route.tunnelIdleNanos(),
+                lc.metrics(), this);
+    }
+
+    @Override
+    public void tunnelClosed(long bytesToClient, long bytesToUpstream) {
+        state = State.CLOSED;
+        ex.bytesOut = bytesToClient;
+        finishExchange(RequestOutcome.PROXIED, 101);
     }
 
     /**
@@ -763,6 +797,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         lc.requestEnded(e); // metrics, access log
         ex.responseDeadline = 0;
         ex.connectDeadline = 0;
+        ex.upgrade = null;
         ex.route = null;
         ex.cluster = null;
     }
@@ -810,7 +845,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
     /** Reads from the client only when there is somewhere to put what arrives. */
     private void updateRead() {
         boolean want = state != State.CLOSED && state != State.CONNECTING && queue.isEmpty()
-                && (upstream == null || upstream.isWritable());
+                && (upstream == null || upstream.isWritable()) && ex.upgrade == null;
         if (ctx.channel().config().isAutoRead() != want) {
             ctx.channel().config().setAutoRead(want);
             long now = ticker.nanoTime();
@@ -893,7 +928,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
     }
 
     private void onTimer() {
-        if (state == State.CLOSED) {
+        if (state == State.CLOSED || state == State.TUNNEL) {
             return;
         }
         long now = ticker.nanoTime();

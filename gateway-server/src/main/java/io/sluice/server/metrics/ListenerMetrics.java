@@ -89,12 +89,26 @@ public final class ListenerMetrics implements AutoCloseable, RequestLog {
     private final Counter refusedListener;
     private final Counter refusedClient;
     private final Counter writeTimeouts;
+    /** Upgraded (tunnelled) connections open, and opened in total. */
+    private final AtomicInteger tunnels = new AtomicInteger();
+    private final Counter upgrades;
     final Counter bytesIn;
     final Counter bytesOut;
     private final RouteMeters noRoute;
     private volatile RouteMeters defaultRoute;
     /** Route meters by route name; changed under the gateway's reload lock only. */
     private final Map<String, RouteMeters> routes = new ConcurrentHashMap<>();
+
+    /** An upgraded connection's tunnel opened. */
+    public void tunnelOpened() {
+        tunnels.incrementAndGet();
+        upgrades.increment();
+    }
+
+    /** An upgraded connection's tunnel closed. */
+    public void tunnelClosed() {
+        tunnels.decrementAndGet();
+    }
 
     public ListenerMetrics(MeterRegistry registry, String listener, String protocol) {
         this(registry, listener, protocol, true);
@@ -110,6 +124,10 @@ public final class ListenerMetrics implements AutoCloseable, RequestLog {
                 .tags("listener", listener, "protocol", protocol).description("Open client connections").register(registry));
         meters.add(Gauge.builder("sluice.downstream.requests.active", activeRequests, AtomicInteger::get)
                 .tags("listener", listener, "protocol", protocol).description("Requests in flight").register(registry));
+        meters.add(Gauge.builder("sluice.upgrades.active", tunnels, AtomicInteger::get)
+                .tags("listener", listener).description("Upgraded connections (WebSocket and others) open").register(registry));
+        upgrades = add(Counter.builder("sluice.upgrades").tags("listener", listener)
+                .description("Connections upgraded (101 relayed, tunnel opened)").register(registry));
         accepted = add(Counter.builder("sluice.downstream.connections.accepted")
                 .tags("listener", listener, "protocol", protocol).description("Client connections accepted").register(registry));
         for (CloseReason r : CloseReason.values()) {

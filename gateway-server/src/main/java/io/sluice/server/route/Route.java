@@ -2,6 +2,7 @@ package io.sluice.server.route;
 
 import io.sluice.core.config.RouteConfig;
 import io.sluice.core.config.StringMatch;
+import io.sluice.core.config.TrafficPolicy;
 import io.sluice.lb.ClusterBalancer;
 import io.sluice.server.metrics.ListenerMetrics.RouteMeters;
 
@@ -12,6 +13,9 @@ public final class Route {
     private final RouteConfig config;
     private final ClusterBalancer cluster;
     private final long timeoutNanos;
+    /** The route's traffic policy (never null). */
+    private final TrafficPolicy traffic;
+    private final long tunnelIdleNanos;
     /** The route's meters, set before its table is published. */
     private RouteMeters meters;
 
@@ -19,7 +23,25 @@ public final class Route {
         this.name = name;
         this.config = config;
         this.cluster = cluster;
-        this.timeoutNanos = (config.timeout() != null ? config.timeout() : cluster.config().responseTimeout()).toNanos();
+        this.timeoutNanos = config.timeout() != null ? config.timeout().toNanos()
+                : cluster != null ? cluster.config().responseTimeout().toNanos() : Long.MAX_VALUE;
+        this.traffic = config.trafficOrDefault();
+        this.tunnelIdleNanos = traffic.tunnelIdleTimeout().toNanos();
+    }
+
+    /** The traffic policy: upgrades, header rules, rewrites, local answers ({@link TrafficPolicy#DEFAULT} if none). */
+    public TrafficPolicy traffic() {
+        return traffic;
+    }
+
+    /** Whether an {@code Upgrade} to {@code type} (lower case) is tunnelled on this route. */
+    public boolean allowsUpgrade(String type) {
+        return traffic.allowsUpgrade(type);
+    }
+
+    /** How long an upgraded connection on this route may see no byte either way. */
+    public long tunnelIdleNanos() {
+        return tunnelIdleNanos;
     }
 
     public String name() {

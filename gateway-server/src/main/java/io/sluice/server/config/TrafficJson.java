@@ -1,0 +1,100 @@
+package io.sluice.server.config;
+
+import io.sluice.core.config.HeaderRules;
+import io.sluice.core.config.TrafficPolicy;
+
+import java.time.Duration;
+import java.util.List;
+
+import static io.sluice.server.config.ConfigLoader.build;
+
+/**
+ * Reads a route's traffic keys (native format): {@code upgrades}, {@code tunnel_idle_timeout},
+ * {@code request_headers}, {@code response_headers}, {@code host_rewrite},
+ * {@code host_rewrite_to_upstream}, {@code regex_rewrite}, {@code redirect}, {@code direct_response}.
+ * Bad values fail with their JSON path.
+ */
+final class TrafficJson {
+
+    static final String[] KEYS = {"upgrades", "tunnel_idle_timeout", "request_headers", "response_headers",
+            "host_rewrite", "host_rewrite_to_upstream", "regex_rewrite", "redirect", "direct_response"};
+
+    private TrafficJson() {
+    }
+
+    /** The route's policy, or null when it sets none of the keys. Call before {@code route.finish()}. */
+    static TrafficPolicy read(JsonObject route) {
+        boolean any = false;
+        for (String k : KEYS) {
+            any |= route.has(k);
+        }
+        if (!any) {
+            return null;
+        }
+        List<String> upgrades = route.has("upgrades") ? route.strings("upgrades") : TrafficPolicy.DEFAULT_UPGRADES;
+        Duration idle = route.duration("tunnel_idle_timeout", TrafficPolicy.DEFAULT_TUNNEL_IDLE_TIMEOUT);
+        HeaderRules req = headerRules(route.object("request_headers"));
+        HeaderRules resp = headerRules(route.object("response_headers"));
+        String host = route.string("host_rewrite", null);
+        boolean toUpstream = route.bool("host_rewrite_to_upstream", false);
+        TrafficPolicy.RegexRewrite regex = regexRewrite(route.object("regex_rewrite"));
+        TrafficPolicy.Redirect redirect = redirect(route.object("redirect"));
+        TrafficPolicy.DirectResponse direct = directResponse(route.object("direct_response"));
+        return build(route.path(), () -> new TrafficPolicy(upgrades, idle, req, resp, host, toUpstream, regex, redirect, direct));
+    }
+
+    static HeaderRules headerRules(JsonObject o) {
+        if (o == null) {
+            return null;
+        }
+        List<HeaderRules.Header> add = o.array("add", (n, p) -> header(JsonObject.of(n, p)));
+        List<HeaderRules.Header> set = o.array("set", (n, p) -> header(JsonObject.of(n, p)));
+        List<String> remove = o.strings("remove");
+        o.finish();
+        return build(o.path(), () -> new HeaderRules(add, set, remove));
+    }
+
+    private static HeaderRules.Header header(JsonObject o) {
+        String name = o.requiredString("name");
+        String value = o.requiredString("value");
+        o.finish();
+        return build(o.path(), () -> new HeaderRules.Header(name, value));
+    }
+
+    private static TrafficPolicy.RegexRewrite regexRewrite(JsonObject o) {
+        if (o == null) {
+            return null;
+        }
+        String pattern = o.requiredString("pattern");
+        String substitution = o.requiredString("substitution");
+        o.finish();
+        return build(o.path(), () -> new TrafficPolicy.RegexRewrite(pattern, substitution));
+    }
+
+    private static TrafficPolicy.Redirect redirect(JsonObject o) {
+        if (o == null) {
+            return null;
+        }
+        String scheme = o.string("scheme", null);
+        String host = o.string("host", null);
+        int port = o.integer("port", 0);
+        String path = o.string("path", null);
+        String prefix = o.string("prefix_rewrite", null);
+        boolean https = o.bool("https_redirect", false);
+        int status = o.integer("status", 301);
+        boolean strip = o.bool("strip_query", false);
+        o.finish();
+        return build(o.path(), () -> new TrafficPolicy.Redirect(scheme, host, port, path, prefix, https, status, strip));
+    }
+
+    private static TrafficPolicy.DirectResponse directResponse(JsonObject o) {
+        if (o == null) {
+            return null;
+        }
+        int status = o.integer("status", -1);
+        String body = o.string("body", null);
+        String type = o.string("content_type", null);
+        o.finish();
+        return build(o.path(), () -> new TrafficPolicy.DirectResponse(status, body, type));
+    }
+}
