@@ -30,12 +30,13 @@ import java.util.List;
  *                              it, once {@code requestBodyTimeout} has passed since the head (every
  *                              {@code minRequestBodyRate} bytes received buy one more second) → 408,
  *                              or a close if the response has started; 0 = no rate rule
+ * @param tracing               request ids and trace context; null: none (the request path does no work for it)
  */
 public record HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxRequestBodyBytes,
                           Duration idleTimeout, Duration requestHeaderTimeout, boolean preserveHost,
                           boolean xForwarded, Duration requestBodyTimeout, Duration writeTimeout,
                           Duration drainGrace, List<CidrRange> trustedProxies, PathOptions path,
-                          int maxResponseHeaderSize, long minRequestBodyRate) {
+                          int maxResponseHeaderSize, long minRequestBodyRate, RequestTracing tracing) {
 
     public static final Duration DEFAULT_REQUEST_BODY_TIMEOUT = Duration.ofSeconds(30);
     public static final Duration DEFAULT_WRITE_TIMEOUT = Duration.ofSeconds(30);
@@ -58,6 +59,18 @@ public record HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxR
         path = path == null ? PathOptions.defaults() : path;
         Checks.range("max_response_header_size", maxResponseHeaderSize, 1024, 1 << 20);
         Checks.atLeast("min_request_body_rate", minRequestBodyRate, 0);
+        tracing = tracing == null || !tracing.any() ? null : tracing;
+    }
+
+    /** Options without request tracing. */
+    public HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxRequestBodyBytes,
+                       Duration idleTimeout, Duration requestHeaderTimeout, boolean preserveHost,
+                       boolean xForwarded, Duration requestBodyTimeout, Duration writeTimeout,
+                       Duration drainGrace, List<CidrRange> trustedProxies, PathOptions path,
+                       int maxResponseHeaderSize, long minRequestBodyRate) {
+        this(maxInitialLineLength, maxHeaderSize, maxRequestBodyBytes, idleTimeout, requestHeaderTimeout, preserveHost,
+                xForwarded, requestBodyTimeout, writeTimeout, drainGrace, trustedProxies, path, maxResponseHeaderSize,
+                minRequestBodyRate, null);
     }
 
     public static HttpOptions defaults() {
@@ -108,6 +121,7 @@ public record HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxR
         b.path = path;
         b.maxResponseHeaderSize = maxResponseHeaderSize;
         b.minRequestBodyRate = minRequestBodyRate;
+        b.tracing = tracing;
         return b;
     }
 
@@ -130,6 +144,7 @@ public record HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxR
         private PathOptions path = PathOptions.defaults();
         private int maxResponseHeaderSize = DEFAULT_MAX_RESPONSE_HEADER_SIZE;
         private long minRequestBodyRate = DEFAULT_MIN_REQUEST_BODY_RATE;
+        private RequestTracing tracing;
 
         private Builder() {
         }
@@ -207,7 +222,12 @@ public record HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxR
         public HttpOptions build() {
             return new HttpOptions(maxInitialLineLength, maxHeaderSize, maxRequestBodyBytes, idleTimeout,
                     requestHeaderTimeout, preserveHost, xForwarded, requestBodyTimeout, writeTimeout, drainGrace,
-                    trustedProxies, path, maxResponseHeaderSize, minRequestBodyRate);
+                    trustedProxies, path, maxResponseHeaderSize, minRequestBodyRate, tracing);
+        }
+
+        public Builder tracing(RequestTracing tracing) {
+            this.tracing = tracing;
+            return this;
         }
     }
 }

@@ -32,6 +32,8 @@ public final class RequestEnd {
     public String target;
     /** Response body bytes sent to the client (HTTP). */
     public long bytesOut;
+    /** The trace id (HTTP: traceparent's, else x-request-id; Bolt: sofaTraceId), filled while the access log is on; or null. */
+    public String traceId;
 
     /**
      * @param httpStatus whether {@link #status} is an HTTP status (its class tags the request
@@ -72,6 +74,7 @@ public final class RequestEnd {
         host = null;
         target = null;
         bytesOut = 0;
+        traceId = null;
         return this;
     }
 }

@@ -24,6 +24,7 @@ import io.sluice.core.config.PathOptions;
 import io.sluice.core.config.PoolConfig;
 import io.sluice.core.config.Protocol;
 import io.sluice.core.config.RouteConfig;
+import io.sluice.core.config.RequestTracing;
 import io.sluice.core.config.RouteMatch;
 import io.sluice.core.config.TrafficPolicy;
 import io.sluice.core.config.SlowStartConfig;
@@ -190,9 +191,10 @@ public final class ConfigLoader {
         int responseHeader = (int) Math.min(Integer.MAX_VALUE,
                 o.bytes("max_response_header_size", d.maxResponseHeaderSize()));
         long minBodyRate = o.bytes("min_request_body_rate", d.minRequestBodyRate());
+        RequestTracing tracing = TrafficJson.tracing(o.object("tracing")); // traffic: request ids, traceparent
         o.finish();
         return build(o.path(), () -> new HttpOptions(line, header, body, idle, head, preserveHost, xff, bodyTimeout,
-                write, grace, trusted, path, responseHeader, minBodyRate));
+                write, grace, trusted, path, responseHeader, minBodyRate, tracing));
     }
 
     /** {@code "10.0.0.0/8"}, {@code "192.168.1.7"}, {@code "fd00::/8"}: address literals only, never names. */

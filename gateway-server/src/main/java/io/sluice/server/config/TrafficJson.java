@@ -1,6 +1,7 @@
 package io.sluice.server.config;
 
 import io.sluice.core.config.HeaderRules;
+import io.sluice.core.config.RequestTracing;
 import io.sluice.core.config.TrafficPolicy;
 
 import java.time.Duration;
@@ -41,6 +42,18 @@ final class TrafficJson {
         TrafficPolicy.Redirect redirect = redirect(route.object("redirect"));
         TrafficPolicy.DirectResponse direct = directResponse(route.object("direct_response"));
         return build(route.path(), () -> new TrafficPolicy(upgrades, idle, req, resp, host, toUpstream, regex, redirect, direct));
+    }
+
+    /** {@code http.tracing}: {@code request_id}, {@code echo_request_id}, {@code traceparent} (all false by default). */
+    static RequestTracing tracing(JsonObject o) {
+        if (o == null) {
+            return null;
+        }
+        boolean id = o.bool("request_id", false);
+        boolean echo = o.bool("echo_request_id", false);
+        boolean tp = o.bool("traceparent", false);
+        o.finish();
+        return build(o.path(), () -> new RequestTracing(id, echo, tp));
     }
 
     static HeaderRules headerRules(JsonObject o) {

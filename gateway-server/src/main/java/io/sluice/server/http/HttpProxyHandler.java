@@ -28,6 +28,7 @@ import io.sluice.server.metrics.ClusterMetrics;
 import io.sluice.server.metrics.RequestOutcome;
 import io.sluice.server.route.Route;
 import io.sluice.server.route.RouteTable;
+import io.sluice.server.http.rules.TrafficHeaders;
 
 import java.util.ArrayDeque;
 import java.util.concurrent.TimeUnit;
@@ -84,6 +85,9 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
     private UpstreamHandler upstreamHandler;
     private boolean closeAfterResponse;
     private boolean wroteUpstream;
+
+    /** Request ids, trace context and header rules of this connection's exchanges (used only when configured). */
+    private final TrafficHeaders traffic = new TrafficHeaders();
 
     /** This connection's request-end event, refilled for every exchange it finishes. */
     private final RequestEnd end;
@@ -340,7 +344,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
             String forward = req.forwardTarget();
             rewritten = ex.route.rewrite(forward != null ? forward : req.target());
         }
-        String hostOverride = !ex.options.preserveHost() || authority == null ? ex.host.address() : null;
+        String hostOverride = ex.route.hostFor(ex.host, !ex.options.preserveHost() || authority == null ? ex.host.address() : null);
         boolean xf = ex.options.xForwarded();
         ByteBuf head = ProxyHeads.requestHead(ctx.alloc(), req, rewritten, hostOverride, xf ? peer.ip() : null,
                 xf && peer.trusted(ex.options), expect);
@@ -349,6 +353,10 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
             if (ex.upgrade != null) {
                 head = UpgradeTunnel.withUpgrade(ctx.alloc(), head, ex.upgrade);
             }
+        }
+        if (ex.route.requestRules() != null || ex.options.tracing() != null) { // traffic: ids, trace context, header rules
+            head = traffic.request(ctx.alloc(), head, req, ex.options.tracing(), ex.route.requestRules(), peer.ip(),
+                    ex.route.name(), ex.host.address());
         }
         if (lc.accessLog() == null) {
             ex.request = null; // nothing needs the received head any more
@@ -589,6 +597,10 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         if (head != resp.raw()) {
             resp.release();
         }
+        if (ex.route.responseRules() != null || ex.options.tracing() != null) { // traffic: echoed id, header rules
+            head = traffic.response(ctx.alloc(), head, ex.options.tracing(), ex.route.responseRules(), peer.ip(),
+                    ex.route.name(), ex.host.address());
+        }
         ctx.write(head, ctx.voidPromise());
     }
 
@@ -785,10 +797,12 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         e.host = ex.host;
         e.bytesOut = ex.bytesOut;
         if (lc.accessLog() != null) {
+            e.traceId = traffic.logId();
             e.client = peer.ip();
             e.target = ex.request == null ? "-" : ex.method + " " + ex.request.target();
         }
         releaseRequest();
+        traffic.reset();
         ex.bytesOut = 0;
         if (ex.host != null) {
             ex.host.requestFinished();

@@ -1,9 +1,11 @@
 package io.sluice.server.route;
 
+import io.sluice.core.cluster.Host;
 import io.sluice.core.config.RouteConfig;
 import io.sluice.core.config.StringMatch;
 import io.sluice.core.config.TrafficPolicy;
 import io.sluice.lb.ClusterBalancer;
+import io.sluice.server.http.rules.HeaderRuleSet;
 import io.sluice.server.metrics.ListenerMetrics.RouteMeters;
 
 /** A compiled route: its rule, the cluster it sends to, and the pre-computed bits the proxy needs per request. */
@@ -16,6 +18,9 @@ public final class Route {
     /** The route's traffic policy (never null). */
     private final TrafficPolicy traffic;
     private final long tunnelIdleNanos;
+    private final HeaderRuleSet requestRules;
+    private final HeaderRuleSet responseRules;
+    private final java.util.regex.Pattern regex;
     /** The route's meters, set before its table is published. */
     private RouteMeters meters;
 
@@ -27,6 +32,30 @@ public final class Route {
                 : cluster != null ? cluster.config().responseTimeout().toNanos() : Long.MAX_VALUE;
         this.traffic = config.trafficOrDefault();
         this.tunnelIdleNanos = traffic.tunnelIdleTimeout().toNanos();
+        this.requestRules = HeaderRuleSet.compile(traffic.requestHeaders());
+        this.responseRules = HeaderRuleSet.compile(traffic.responseHeaders());
+        this.regex = traffic.regexRewrite() == null ? null : traffic.regexRewrite().compiled();
+    }
+
+    /** The request header rules, or null when there are none. */
+    public HeaderRuleSet requestRules() {
+        return requestRules;
+    }
+
+    /** The response header rules, or null when there are none. */
+    public HeaderRuleSet responseRules() {
+        return responseRules;
+    }
+
+    /**
+     * The Host to send upstream instead of the client's: the route's literal {@code host_rewrite},
+     * or {@code host}'s address with {@code host_rewrite_to_upstream}; else {@code otherwise}.
+     */
+    public String hostFor(Host host, String otherwise) {
+        if (traffic.hostRewrite() != null) {
+            return traffic.hostRewrite();
+        }
+        return traffic.hostRewriteToUpstream() ? host.address() : otherwise;
     }
 
     /** The traffic policy: upgrades, header rules, rewrites, local answers ({@link TrafficPolicy#DEFAULT} if none). */
@@ -73,11 +102,23 @@ public final class Route {
 
     /** Whether {@link #rewrite} can change a target. */
     public boolean rewrites() {
-        return config.prefixRewrite() != null;
+        return config.prefixRewrite() != null || regex != null;
     }
 
-    /** Applies the route's prefix rewrite to {@code uri} (path plus query), or returns it unchanged. */
+    /**
+     * Applies the route's prefix rewrite, or its regex rewrite (every match in the path replaced,
+     * the query kept), to {@code uri} (path plus query), or returns it unchanged.
+     */
     public String rewrite(String uri) {
+        if (regex != null) {
+            int q = uri.indexOf('?');
+            String path = q < 0 ? uri : uri.substring(0, q);
+            String out = regex.matcher(path).replaceAll(traffic.regexRewrite().substitution());
+            if (out.isEmpty() || out.charAt(0) != '/') {
+                out = "/" + out;
+            }
+            return q < 0 ? out : out + uri.substring(q);
+        }
         String replacement = config.prefixRewrite();
         if (replacement == null) {
             return uri;
