@@ -68,6 +68,12 @@ public record GatewayConfig(List<ListenerConfig> listeners, List<ClusterConfig> 
             }
             for (int r = 0; r < l.routes().size(); r++) {
                 String c = l.routes().get(r).cluster();
+                if (c == null) { // a route answering by itself (redirect, direct_response): HTTP only
+                    if (l.protocol() == Protocol.BOLT) {
+                        throw new ConfigException(at + ".routes[" + r + "].cluster", null, "a cluster (a Bolt listener has no redirects or direct responses)");
+                    }
+                    continue;
+                }
                 ClusterConfig target = byName.get(c);
                 if (target == null) {
                     throw new ConfigException(at + ".routes[" + r + "].cluster", c, "one of the cluster names " + byName.keySet());

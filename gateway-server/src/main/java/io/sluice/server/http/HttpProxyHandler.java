@@ -321,6 +321,10 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
                     + (authority == null ? "" : " on host " + authority), RequestOutcome.NO_ROUTE, false);
             return;
         }
+        if (ex.route.cluster() == null) { // traffic: the route answers by itself (redirect, direct response)
+            respondLocal(req);
+            return;
+        }
         long max = ex.options.maxRequestBodyBytes();
         if (max > 0 && req.contentLength() > max) {
             respondError(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, "request body of " + req.contentLength()
@@ -784,6 +788,24 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
             nextRequest();
         } else {
             state = State.DISCARDING; // the (empty) rest of the request is still to come
+            updateRead();
+        }
+    }
+
+    /** The route's redirect or direct response ({@link LocalAnswers}); connection handling as for {@link #respondError}. */
+    private void respondLocal(HttpHead req) {
+        boolean keep = ex.keepAlive && !closeAfterResponse && !lc.draining() && (ex.requestComplete || !ex.requestHasBody);
+        ByteBuf answer = LocalAnswers.response(ctx.alloc(), ex.route, req, "HEAD".equals(ex.method), keep);
+        finishExchange(RequestOutcome.LOCAL, LocalAnswers.status(ex.route));
+        ctx.writeAndFlush(answer, ctx.voidPromise());
+        if (!keep) {
+            state = State.CLOSED;
+            releaseQueue();
+            LingeringCloseHandler.closeAfterFlush(ctx.channel(), scheduler);
+        } else if (ex.requestComplete) {
+            nextRequest();
+        } else {
+            state = State.DISCARDING;
             updateRead();
         }
     }

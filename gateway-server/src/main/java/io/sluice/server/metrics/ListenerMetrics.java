@@ -167,7 +167,7 @@ public final class ListenerMetrics implements AutoCloseable, RequestLog {
         Set<String> names = new HashSet<>();
         for (Route r : table.routes()) {
             names.add(r.name());
-            ClusterMetrics cm = clusters.apply(r.cluster().name());
+            ClusterMetrics cm = r.cluster() == null ? null : clusters.apply(r.cluster().name());
             RouteMeters m = routes.get(r.name());
             if (m == null) {
                 m = new RouteMeters(r.name(), cm);

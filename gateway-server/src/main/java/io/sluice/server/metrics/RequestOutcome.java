@@ -4,6 +4,8 @@ package io.sluice.server.metrics;
 public enum RequestOutcome {
     /** Proxied; the upstream's response (any status) reached the client. */
     PROXIED("proxied"),
+    /** Answered by the route itself: a redirect or a direct response. */
+    LOCAL("local"),
     NO_ROUTE("no_route"),
     NO_HEALTHY_HOST("no_healthy_host"),
     CONNECT_FAILURE("connect_failure"),

@@ -30,9 +30,9 @@ public final class RouteTable {
     private RouteTable(Route[] routes) {
         this.routes = routes;
         this.httpRoutes = Arrays.stream(routes)
-                .filter(r -> r.cluster().config().protocol() == Protocol.HTTP).toArray(Route[]::new);
+                .filter(r -> r.cluster() == null || r.cluster().config().protocol() == Protocol.HTTP).toArray(Route[]::new);
         this.boltRoutes = Arrays.stream(routes)
-                .filter(r -> r.cluster().config().protocol() == Protocol.BOLT).toArray(Route[]::new);
+                .filter(r -> r.cluster() != null && r.cluster().config().protocol() == Protocol.BOLT).toArray(Route[]::new);
         boolean host = false;
         boolean path = false;
         for (Route r : httpRoutes) {
@@ -68,8 +68,8 @@ public final class RouteTable {
         List<Route> out = new ArrayList<>(configs.size());
         for (int i = 0; i < configs.size(); i++) {
             RouteConfig rc = configs.get(i);
-            ClusterBalancer c = clusters.get(rc.cluster());
-            if (c == null) {
+            ClusterBalancer c = rc.cluster() == null ? null : clusters.get(rc.cluster()); // null: answers by itself
+            if (c == null && rc.cluster() != null) {
                 throw new IllegalStateException("route " + i + " names unknown cluster " + rc.cluster());
             }
             out.add(new Route(rc.name() != null ? rc.name() : "route" + i, rc, c));

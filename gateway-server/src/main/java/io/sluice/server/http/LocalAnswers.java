@@ -1,0 +1,90 @@
+package io.sluice.server.http;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.sluice.codec.http.HttpHead;
+import io.sluice.codec.http.ProxyHeads;
+import io.sluice.core.config.StringMatch;
+import io.sluice.core.config.TrafficPolicy;
+import io.sluice.server.route.Route;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The answers a route gives by itself, without a cluster: a redirect ({@code Location} built from
+ * the request and the route's rewrite of scheme, host, port, path or prefix, query kept unless
+ * stripped) or a direct response (fixed status, small body).
+ */
+final class LocalAnswers {
+
+    private LocalAnswers() {
+    }
+
+    /** The status {@code route} answers with (it answers by itself). */
+    static int status(Route route) {
+        TrafficPolicy t = route.traffic();
+        return t.redirect() != null ? t.redirect().status() : t.directResponse().status();
+    }
+
+    /** The whole response. {@code head}: a HEAD request (no body is sent, its length is). */
+    static ByteBuf response(ByteBufAllocator alloc, Route route, HttpHead req, boolean head, boolean keepAlive) {
+        TrafficPolicy t = route.traffic();
+        int status = status(route);
+        StringBuilder sb = new StringBuilder(128).append("HTTP/1.1 ").append(status).append(' ')
+                .append(HttpResponseStatus.valueOf(status).reasonPhrase()).append("\r\n");
+        byte[] body;
+        if (t.redirect() != null) {
+            sb.append("Location: ").append(location(t.redirect(), route, req)).append("\r\n");
+            body = new byte[0];
+        } else {
+            TrafficPolicy.DirectResponse d = t.directResponse();
+            body = d.body() == null ? new byte[0] : d.body().getBytes(StandardCharsets.UTF_8);
+            if (body.length > 0) {
+                sb.append("Content-Type: ").append(d.contentType() != null ? d.contentType() : "text/plain; charset=utf-8")
+                        .append("\r\n");
+            }
+        }
+        sb.append("Content-Length: ").append(body.length).append("\r\n");
+        if (!keepAlive) {
+            sb.append("Connection: close\r\n");
+        }
+        sb.append("\r\n");
+        ByteBuf out = alloc.directBuffer(sb.length() + body.length);
+        ByteBufUtil.writeAscii(out, sb);
+        if (!head) {
+            out.writeBytes(body);
+        }
+        return out;
+    }
+
+    /** The redirect's {@code Location}: the request's URL with the redirect's parts replaced. */
+    static String location(TrafficPolicy.Redirect r, Route route, HttpHead req) {
+        String authority = req.authority();
+        String reqHost = authority == null ? "" : ProxyHeads.hostWithoutPort(authority);
+        String reqPort = null;
+        if (authority != null && !authority.endsWith("]")) {
+            int colon = authority.lastIndexOf(':');
+            if (colon >= 0 && authority.indexOf(']') < colon) {
+                reqPort = authority.substring(colon + 1);
+            }
+        }
+        String scheme = r.scheme() != null ? r.scheme() : r.httpsRedirect() ? "https" : "http";
+        boolean schemeChanged = !scheme.equals("http"); // the listener speaks plain http
+        String host = r.host() != null ? r.host() : reqHost;
+        String port = r.port() > 0 ? String.valueOf(r.port()) : schemeChanged || r.host() != null ? null : reqPort;
+        String target = req.forwardTarget() != null ? req.forwardTarget() : req.target();
+        int q = target.indexOf('?');
+        String path = q < 0 ? target : target.substring(0, q);
+        String query = q < 0 || r.stripQuery() ? "" : target.substring(q);
+        if (r.path() != null) {
+            path = r.path();
+        } else if (r.prefixRewrite() != null) {
+            StringMatch m = route.config().match().path();
+            String prefix = m != null && m.kind() == StringMatch.Kind.PREFIX ? m.value() : "";
+            path = r.prefixRewrite() + (path.startsWith(prefix) ? path.substring(prefix.length()) : path);
+        }
+        return scheme + "://" + host + (port == null ? "" : ":" + port) + path + query;
+    }
+}
