@@ -19,6 +19,7 @@ import io.sluice.core.config.RouteMatch;
 import io.sluice.core.config.SlowStartConfig;
 import io.sluice.core.config.StatusRange;
 import io.sluice.core.config.StringMatch;
+import io.sluice.core.config.TrafficPolicy;
 import io.sluice.core.config.TransportConfig;
 
 import java.time.Duration;
@@ -101,6 +102,9 @@ final class MosnFormat {
         for (int i = 0; i < listeners.size(); i++) {
             ListenerConfig l = listeners.get(i);
             for (RouteConfig r : l.routes()) {
+                if (r.cluster() == null) {
+                    continue; // answers by itself
+                }
                 Protocol before = clusterProtocols.putIfAbsent(r.cluster(), l.protocol());
                 firstRoutedFrom.putIfAbsent(r.cluster(), listenerPaths.get(i));
                 if (before != null && before != l.protocol()) {
@@ -169,22 +173,25 @@ final class MosnFormat {
                 m.finish();
             }
             JsonObject route = r.object("route");
-            if (route == null) {
+            boolean local = r.has("direct_response") || r.has("redirect");
+            if (route == null && !local) {
                 throw new ConfigException(r.at("route"), null, "an object with \"cluster_name\"");
             }
-            String cluster = route.requiredString("cluster_name");
+            TrafficPolicy traffic = MosnTraffic.read(r, route); // traffic: upgrades, header lists, redirect, direct response
+            if (route == null) {
+                route = JsonObject.of(com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode(), r.at("route"));
+            }
+            String cluster = local ? route.string("cluster_name", null) : route.requiredString("cluster_name");
             String rewrite = route.string("prefix_rewrite", null);
             Duration timeout = route.duration("timeout", null);
             route.rejectUnless("retry_policy", EMPTY, "nothing here: retries are not configurable yet (a bodiless"
                     + " idempotent HTTP request is retried once on a fresh connection after a stale pooled one)");
-            for (String k : new String[] {"metadata_match", "hash_policy", "request_mirror_policies", "host_rewrite",
-                    "weighted_clusters", "cluster_header", "upgrade_configs"}) {
+            for (String k : new String[] {"metadata_match", "hash_policy", "request_mirror_policies",
+                    "weighted_clusters", "cluster_header"}) {
                 route.rejectUnless(k, EMPTY, "nothing here: not supported by this gateway");
             }
-            route.rejectUnless("auto_host_rewrite", FALSE, "false: host rewriting is not supported");
             route.finish();
-            for (String k : new String[] {"per_filter_config", "request_headers_to_add", "response_headers_to_add",
-                    "direct_response", "redirect"}) {
+            for (String k : new String[] {"per_filter_config"}) {
                 r.rejectUnless(k, EMPTY, "nothing here: not supported by this gateway");
             }
             r.warnIgnored(warnings, "route metadata only serves subset load balancing, which is not supported", "metadata");
@@ -201,7 +208,7 @@ final class MosnFormat {
             }
             RouteMatch match = new RouteMatch(hosts, path, null, rest, service, null);
             String name = vhName == null ? null : vhName + "/" + p.substring(p.lastIndexOf('['));
-            return build(p, () -> new RouteConfig(name, match, cluster, rewrite, timeout));
+            return build(p, () -> new RouteConfig(name, match, cluster, rewrite, timeout, traffic));
         });
         vh.finish();
         return routes;
@@ -281,7 +288,10 @@ final class MosnFormat {
                 List<HeaderMatch> hs = new ArrayList<>(m.headers());
                 hs.add(new HeaderMatch("service", m.service()));
                 forProtocol.add(new RouteConfig(r.name(), new RouteMatch(m.hosts(), m.path(), m.methods(), hs, null, null),
-                        r.cluster(), r.prefixRewrite(), r.timeout()));
+                        r.cluster(), r.prefixRewrite(), r.timeout(), r.traffic()));
+            } else if (protocol[0] == Protocol.BOLT && r.traffic() != null) {
+                throw new ConfigException(o.at("filter_chains"), router[0], "a router without HTTP traffic settings (upgrade_configs,"
+                        + " header lists, redirect, direct_response) for a bolt listener: route " + r.name() + " has some");
             } else if (protocol[0] == Protocol.BOLT) {
                 // Bolt has no host or path: a MOSN "prefix /" catch-all becomes a match-all
                 forProtocol.add(new RouteConfig(r.name(), new RouteMatch(null, null, null, m.headers(), m.service(), null),
