@@ -268,7 +268,8 @@ public final class BoltFrame extends DefaultByteBufHolder {
         return header(key.getBytes(StandardCharsets.UTF_8));
     }
 
-    private String header(byte[] key) {
+    /** The value of {@code key} (UTF-8 bytes), or null. */
+    public String header(byte[] key) {
         return headerLength == 0 ? null : BoltHeaders.find(buf, headerIndex(), headerLength, key);
     }
 

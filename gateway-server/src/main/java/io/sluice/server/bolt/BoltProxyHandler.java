@@ -155,12 +155,15 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements Pen
 
     /** The current request's "service#method" for the access log (null when it is off). */
     private String target;
+    /** SOFATracer's trace id of the frame being routed (only while the access log is on), or null. */
+    private String traceId;
     /** The current request's route (null: none or the default cluster), for its meters. */
     private Route route;
 
     private void onRequest(BoltFrame f) {
         long start = ticker.nanoTime();
         target = null;
+        traceId = null;
         route = null;
         lc.metrics().requestStarted();
         boolean oneway = f.isOneway();
@@ -178,6 +181,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements Pen
         }
         if (lc.accessLog() != null) {
             target = (service == null ? "-" : service) + (f.methodName() == null ? "" : "#" + f.methodName());
+            traceId = SofaTrace.traceId(f); // traffic: the trace id in the access log
         }
         routing = f;
         route = lc.routes().routeBolt(service, f.methodName(), routedHeaders);
@@ -209,7 +213,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements Pen
                 f.release();
             }
             RequestOutcome o = sent ? RequestOutcome.PROXIED : RequestOutcome.OVERLOADED;
-            ended(route, o, 0, host, target, ticker.nanoTime() - start);
+            ended(route, o, 0, host, target, traceId, ticker.nanoTime() - start);
         } else {
             int t = f.timeoutMillis();
             long timeout = t > 0 ? Math.min(TimeUnit.MILLISECONDS.toNanos(t), capNanos) : capNanos;
@@ -219,6 +223,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements Pen
             r.host = host;
             r.cluster = cluster;
             r.target = target;
+            r.traceId = traceId;
             r.route = route;
             if (!up.send(f, r)) {
                 reject(f, BoltStatus.SERVER_THREADPOOL_BUSY, "upstream connection to " + host.address()
@@ -241,14 +246,14 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements Pen
             write(BoltFrames.errorResponse(ctx.alloc(), f, status, message));
         }
         f.release();
-        ended(route, outcome, status, null, target, ticker.nanoTime() - start);
+        ended(route, outcome, status, null, target, traceId, ticker.nanoTime() - start);
     }
 
     /**
      * The request ended: one {@link RequestEnd} to the listener (metrics, access log). Bolt statuses
      * go to the access log only; the request meters carry no status class for Bolt.
      */
-    private void ended(Route r, RequestOutcome outcome, int status, Host host, String what, long durationNanos) {
+    private void ended(Route r, RequestOutcome outcome, int status, Host host, String what, String trace, long durationNanos) {
         RequestEnd e = end.reset();
         e.route = r;
         e.outcome = outcome;
@@ -258,6 +263,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements Pen
         e.durationNanos = durationNanos;
         if (lc.accessLog() != null) {
             e.client = client();
+            e.traceId = trace;
         }
         lc.requestEnded(e);
     }
@@ -278,7 +284,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements Pen
         if (e.answerable()) {
             lc.metrics().requestStarted();
             write(BoltFrames.codecErrorResponse(ctx.alloc(), e));
-            ended(null, RequestOutcome.CODEC_ERROR, BoltStatus.CODEC_EXCEPTION, null, null, 0);
+            ended(null, RequestOutcome.CODEC_ERROR, BoltStatus.CODEC_EXCEPTION, null, null, null, 0);
         }
         if (!e.recoverable()) {
             closeAfterFlush(); // the stream is out of sync
@@ -292,7 +298,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements Pen
         finishPending(p);
         int status = response.status();
         p.cluster.onOutcome(p.host, hostOutcome(status));
-        ended(p.route, closed ? RequestOutcome.CLIENT_CLOSED : RequestOutcome.PROXIED, status, p.host, p.target,
+        ended(p.route, closed ? RequestOutcome.CLIENT_CLOSED : RequestOutcome.PROXIED, status, p.host, p.target, p.traceId,
                 ticker.nanoTime() - p.startNanos);
         if (closed) {
             response.release();
@@ -319,7 +325,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements Pen
         if (!closed) {
             write(BoltFrames.errorResponse(ctx.alloc(), p.framing, p.originalId, status, message));
         }
-        ended(p.route, closed ? RequestOutcome.CLIENT_CLOSED : outcome, status, p.host, p.target,
+        ended(p.route, closed ? RequestOutcome.CLIENT_CLOSED : outcome, status, p.host, p.target, p.traceId,
                 ticker.nanoTime() - p.startNanos);
         afterCompletion();
     }

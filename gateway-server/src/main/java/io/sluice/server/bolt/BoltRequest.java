@@ -21,6 +21,8 @@ final class BoltRequest {
     ClusterBalancer cluster;
     /** "service#method" for the access log (null when it is off). */
     String target;
+    /** SOFATracer trace id for the access log, or null. */
+    String traceId;
     /** The route it took (null: the default cluster), for its meters. */
     Route route;
 

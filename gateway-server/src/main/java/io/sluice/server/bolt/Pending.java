@@ -26,6 +26,8 @@ final class Pending {
     ClusterBalancer cluster;
     /** "service#method" for the access log (null when it is off). */
     String target;
+    /** SOFATracer trace id for the access log, or null. */
+    String traceId;
     /** The route it took (null: the default cluster), for its meters. */
     Route route;
     int upstreamId;
@@ -46,6 +48,7 @@ final class Pending {
         this.host = r.host;
         this.cluster = r.cluster;
         this.target = r.target;
+        this.traceId = r.traceId;
     }
 
     /** Forgets everything it points to, so a recycled entry keeps nothing alive. */
@@ -55,6 +58,7 @@ final class Pending {
         host = null;
         cluster = null;
         target = null;
+        traceId = null;
         route = null;
         prev = null;
         next = null;
