@@ -95,6 +95,10 @@ public final class ConfigJson {
             h.trustedProxies().forEach(r -> trusted.add(r.toString()));
             hn.putObject("path").put("escaped_slashes", h.path().escapedSlashes().jsonName())
                     .put("merge_slashes", h.path().mergeSlashes());
+            if (h.tracing() != null) { // traffic
+                hn.putObject("tracing").put("request_id", h.tracing().requestId())
+                        .put("echo_request_id", h.tracing().echoRequestId()).put("traceparent", h.tracing().traceparent());
+            }
         }
         if (l.protocol() != Protocol.HTTP) {
             BoltOptions b = l.bolt();
@@ -140,7 +144,10 @@ public final class ConfigJson {
                 match(mn.putObject("method"), m.rpcMethod());
             }
         }
-        o.put("cluster", r.cluster());
+        if (r.cluster() != null) {
+            o.put("cluster", r.cluster());
+        }
+        TrafficJson.write(o, r.traffic()); // traffic: upgrades, header rules, rewrites, local answers
         if (r.prefixRewrite() != null) {
             o.put("prefix_rewrite", r.prefixRewrite());
         }

@@ -1,5 +1,8 @@
 package io.sluice.server.config;
 
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sluice.core.config.DurationFormat;
 import io.sluice.core.config.HeaderRules;
 import io.sluice.core.config.RequestTracing;
 import io.sluice.core.config.TrafficPolicy;
@@ -42,6 +45,66 @@ final class TrafficJson {
         TrafficPolicy.Redirect redirect = redirect(route.object("redirect"));
         TrafficPolicy.DirectResponse direct = directResponse(route.object("direct_response"));
         return build(route.path(), () -> new TrafficPolicy(upgrades, idle, req, resp, host, toUpstream, regex, redirect, direct));
+    }
+
+    /** Writes {@code t}'s keys into a route object (the running config, read back by {@link #read}); nothing for null. */
+    static void write(ObjectNode o, TrafficPolicy t) {
+        if (t == null) {
+            return;
+        }
+        t.upgrades().forEach(o.putArray("upgrades")::add);
+        o.put("tunnel_idle_timeout", DurationFormat.format(t.tunnelIdleTimeout()));
+        writeRules(o, "request_headers", t.requestHeaders());
+        writeRules(o, "response_headers", t.responseHeaders());
+        if (t.hostRewrite() != null) {
+            o.put("host_rewrite", t.hostRewrite());
+        }
+        if (t.hostRewriteToUpstream()) {
+            o.put("host_rewrite_to_upstream", true);
+        }
+        if (t.regexRewrite() != null) {
+            o.putObject("regex_rewrite").put("pattern", t.regexRewrite().pattern())
+                    .put("substitution", t.regexRewrite().substitution());
+        }
+        TrafficPolicy.Redirect r = t.redirect();
+        if (r != null) {
+            ObjectNode rn = o.putObject("redirect").put("status", r.status()).put("https_redirect", r.httpsRedirect())
+                    .put("strip_query", r.stripQuery()).put("port", r.port());
+            if (r.scheme() != null) {
+                rn.put("scheme", r.scheme());
+            }
+            if (r.host() != null) {
+                rn.put("host", r.host());
+            }
+            if (r.path() != null) {
+                rn.put("path", r.path());
+            }
+            if (r.prefixRewrite() != null) {
+                rn.put("prefix_rewrite", r.prefixRewrite());
+            }
+        }
+        TrafficPolicy.DirectResponse d = t.directResponse();
+        if (d != null) {
+            ObjectNode dn = o.putObject("direct_response").put("status", d.status());
+            if (d.body() != null) {
+                dn.put("body", d.body());
+            }
+            if (d.contentType() != null) {
+                dn.put("content_type", d.contentType());
+            }
+        }
+    }
+
+    private static void writeRules(ObjectNode o, String key, HeaderRules rules) {
+        if (rules == null) {
+            return;
+        }
+        ObjectNode n = o.putObject(key);
+        ArrayNode add = n.putArray("add");
+        rules.add().forEach(h -> add.addObject().put("name", h.name()).put("value", h.value()));
+        ArrayNode set = n.putArray("set");
+        rules.set().forEach(h -> set.addObject().put("name", h.name()).put("value", h.value()));
+        rules.remove().forEach(n.putArray("remove")::add);
     }
 
     /** {@code http.tracing}: {@code request_id}, {@code echo_request_id}, {@code traceparent} (all false by default). */

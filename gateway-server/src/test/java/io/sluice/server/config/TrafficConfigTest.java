@@ -68,6 +68,23 @@ class TrafficConfigTest {
     }
 
     @Test
+    void theRunningConfigShowsTrafficKeysAndReadsBackTheSame() {
+        String json = MIN.replace("{\"cluster\": \"api\" ROUTE}", """
+                {"cluster": "api", "upgrades": ["websocket", "h2c"], "tunnel_idle_timeout": "10m",
+                 "request_headers": {"add": [{"name": "x-a", "value": "%REQUEST_ID%"}], "set": [{"name": "x-b", "value": "b"}],
+                                     "remove": ["x-c"]},
+                 "response_headers": {"remove": ["server"]}, "host_rewrite_to_upstream": true,
+                 "regex_rewrite": {"pattern": "^/v1/", "substitution": "/"}},
+                {"redirect": {"host": "h", "path": "/p", "status": 307, "strip_query": true}},
+                {"direct_response": {"status": 503, "body": "down", "content_type": "text/html"}}""")
+                .replace("\"port\": 8080,", "\"port\": 8080, \"http\": {\"tracing\": {\"traceparent\": true}},");
+        GatewayConfig c = ConfigLoader.parse(json, "t.json").config();
+        GatewayConfig back = ConfigLoader.parse(ConfigJson.render(c), "t.json").config();
+        assertThat(back.listeners().get(0).routes()).isEqualTo(c.listeners().get(0).routes());
+        assertThat(back.listeners().get(0).http().tracing()).isEqualTo(c.listeners().get(0).http().tracing());
+    }
+
+    @Test
     void everyBadTrafficValueIsNamedByItsPath() {
         String at = "$.listeners[0].routes[0]";
         String[][] cases = {
