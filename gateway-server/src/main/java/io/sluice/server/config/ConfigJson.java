@@ -198,6 +198,10 @@ public final class ConfigJson {
         }
         o.put("panic_threshold", c.panicThreshold()).put("warm_up_at_boot", c.warmUpAtBoot())
                 .put("least_request_choices", c.leastRequestChoices()).put("active_request_bias", c.activeRequestBias());
+        if (c.headers() != null) { // traffic: the cluster's header rules
+            TrafficJson.writeRules(o, "request_headers", c.headers().request());
+            TrafficJson.writeRules(o, "response_headers", c.headers().response());
+        }
     }
 
     private static String d(Duration d) {

@@ -2,6 +2,7 @@ package io.sluice.server.config;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sluice.core.config.ClusterConfig;
 import io.sluice.core.config.DurationFormat;
 import io.sluice.core.config.HeaderRules;
 import io.sluice.core.config.RequestTracing;
@@ -95,7 +96,7 @@ final class TrafficJson {
         }
     }
 
-    private static void writeRules(ObjectNode o, String key, HeaderRules rules) {
+    static void writeRules(ObjectNode o, String key, HeaderRules rules) {
         if (rules == null) {
             return;
         }
@@ -105,6 +106,13 @@ final class TrafficJson {
         ArrayNode set = n.putArray("set");
         rules.set().forEach(h -> set.addObject().put("name", h.name()).put("value", h.value()));
         rules.remove().forEach(n.putArray("remove")::add);
+    }
+
+    /** A cluster's {@code request_headers} / {@code response_headers}, or null. */
+    static ClusterConfig.ClusterHeaders clusterHeaders(JsonObject cluster) {
+        HeaderRules req = headerRules(cluster.object("request_headers"));
+        HeaderRules resp = headerRules(cluster.object("response_headers"));
+        return req == null && resp == null ? null : new ClusterConfig.ClusterHeaders(req, resp);
     }
 
     /** {@code http.tracing}: {@code request_id}, {@code echo_request_id}, {@code traceparent} (all false by default). */

@@ -1,6 +1,7 @@
 package io.sluice.server.route;
 
 import io.sluice.core.cluster.Host;
+import io.sluice.core.config.ClusterConfig;
 import io.sluice.core.config.RouteConfig;
 import io.sluice.core.config.StringMatch;
 import io.sluice.core.config.TrafficPolicy;
@@ -32,8 +33,9 @@ public final class Route {
                 : cluster != null ? cluster.config().responseTimeout().toNanos() : Long.MAX_VALUE;
         this.traffic = config.trafficOrDefault();
         this.tunnelIdleNanos = traffic.tunnelIdleTimeout().toNanos();
-        this.requestRules = HeaderRuleSet.compile(traffic.requestHeaders());
-        this.responseRules = HeaderRuleSet.compile(traffic.responseHeaders());
+        ClusterConfig.ClusterHeaders ch = cluster == null ? null : cluster.config().headers();
+        this.requestRules = HeaderRuleSet.compile(ch == null ? null : ch.request(), traffic.requestHeaders());
+        this.responseRules = HeaderRuleSet.compile(ch == null ? null : ch.response(), traffic.responseHeaders());
         this.regex = traffic.regexRewrite() == null ? null : traffic.regexRewrite().compiled();
     }
 

@@ -77,11 +77,14 @@ class TrafficConfigTest {
                  "regex_rewrite": {"pattern": "^/v1/", "substitution": "/"}},
                 {"redirect": {"host": "h", "path": "/p", "status": 307, "strip_query": true}},
                 {"direct_response": {"status": 503, "body": "down", "content_type": "text/html"}}""")
-                .replace("\"port\": 8080,", "\"port\": 8080, \"http\": {\"tracing\": {\"traceparent\": true}},");
+                .replace("\"port\": 8080,", "\"port\": 8080, \"http\": {\"tracing\": {\"traceparent\": true}},")
+                .replace("\"hosts\": [\"127.0.0.1:9000\"]", "\"hosts\": [\"127.0.0.1:9000\"], \"response_headers\": {\"add\": [{\"name\": \"x\", \"value\": \"y\"}]}");
         GatewayConfig c = ConfigLoader.parse(json, "t.json").config();
         GatewayConfig back = ConfigLoader.parse(ConfigJson.render(c), "t.json").config();
         assertThat(back.listeners().get(0).routes()).isEqualTo(c.listeners().get(0).routes());
         assertThat(back.listeners().get(0).http().tracing()).isEqualTo(c.listeners().get(0).http().tracing());
+        assertThat(c.cluster("api").headers().response().add()).hasSize(1);
+        assertThat(back.cluster("api")).isEqualTo(c.cluster("api"));
     }
 
     @Test
@@ -115,6 +118,9 @@ class TrafficConfigTest {
         for (String[] c : cases) {
             assertThat(routeError(c[0])).as(c[0]).startsWith(c[1] + ":");
         }
+        assertThat(error(MIN.replace(" ROUTE", "").replace("\"hosts\": [\"127.0.0.1:9000\"]",
+                "\"hosts\": [\"127.0.0.1:9000\"], \"request_headers\": {\"set\": [{\"name\": \"te\", \"value\": \"x\"}]}")))
+                .startsWith("$.clusters[0].request_headers.set[0].name:");
         String tracing = MIN.replace(" ROUTE", "").replace("\"port\": 8080,", "\"port\": 8080, \"http\": {\"tracing\": TRACING},");
         assertThat(error(tracing.replace("TRACING", "{\"request_id\": 1}"))).startsWith("$.listeners[0].http.tracing.request_id:");
         assertThat(error(tracing.replace("TRACING", "{\"echo_request_id\": true}")))

@@ -64,7 +64,9 @@ class TrafficHeadersIT {
                     .hostRewrite("rewritten.example").build();
             TrafficPolicy upstreamHost = TrafficPolicy.builder().hostRewriteToUpstream(true)
                     .regexRewrite(new TrafficPolicy.RegexRewrite("^/rx/(\\w+)/v\\d$", "/$1")).build();
-            ClusterConfig c = ClusterConfig.of("c", List.of(GatewayFixture.host(b, 1)));
+            ClusterConfig c = ClusterConfig.of("c", List.of(GatewayFixture.host(b, 1))).toBuilder()
+                    .headers(new ClusterConfig.ClusterHeaders(new HeaderRules(List.of(new HeaderRules.Header("x-cluster",
+                            "c@%UPSTREAM_HOST%")), List.of(), List.of("x-cluster-drop")), null)).build();
             HttpOptions o = HttpOptions.builder().tracing(new RequestTracing(true, true, true)).build();
             ListenerConfig l = ListenerConfig.builder().name("web").http(o).routes(
                     route("/rules", rules, "/headers"), route("/rx", upstreamHost, null), RouteConfig.to("c")).build();
@@ -81,6 +83,8 @@ class TrafficHeadersIT {
                         .doesNotContain("evil").doesNotContain("x-internal").contains("\nx-client: theirs\n")
                         .contains("\nx-client: 127.0.0.1\n").contains("\nhost: rewritten.example\n")
                         .contains("\nx-request-id: " + id + "\n");
+                // the cluster's rules apply too (before the route's)
+                assertThat(seen).contains("\nx-cluster: c@127.0.0.1:" + b.port() + "\nx-gw: ");
                 // traceparent continued: same trace id and flags, a new span id
                 String tp = line(seen, "traceparent");
                 assertThat(tp).matches("00-" + TRACE + "-[0-9a-f]{16}-00").doesNotContain("00f067aa0ba902b7");
@@ -90,7 +94,8 @@ class TrafficHeadersIT {
                 assertThat(r.headers().firstValue("content-type")).isEmpty();
 
                 // a client's id is kept; a malformed traceparent is replaced by a new sampled trace
-                r = get(g, "/headers", "x-request-id", "abc-123", "traceparent", "00-zz-garbage");
+                r = get(g, "/headers", "x-request-id", "abc-123", "traceparent", "00-zz-garbage", "x-cluster-drop", "1");
+                assertThat(r.body()).contains("\nx-cluster: c@").doesNotContain("x-cluster-drop");
                 assertThat(r.body()).contains("\nx-request-id: abc-123\n").doesNotContain("garbage");
                 assertThat(r.headers().firstValue("x-request-id")).hasValue("abc-123");
                 assertThat(line(r.body(), "traceparent")).matches("00-[0-9a-f]{32}-[0-9a-f]{16}-01");

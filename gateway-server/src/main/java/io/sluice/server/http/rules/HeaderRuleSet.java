@@ -35,23 +35,37 @@ public final class HeaderRuleSet {
 
     /** The compiled rules, or null when {@code rules} is null or empty (callers then do nothing). */
     public static HeaderRuleSet compile(HeaderRules rules) {
-        if (rules == null || rules.isEmpty()) {
+        return compile(null, rules);
+    }
+
+    /**
+     * A cluster's rules and then a route's as one set, or null when both are empty. Removals and
+     * sets of both apply to the head as received; the lines written are the cluster's, then the route's.
+     */
+    public static HeaderRuleSet compile(HeaderRules cluster, HeaderRules route) {
+        boolean none = (cluster == null || cluster.isEmpty()) && (route == null || route.isEmpty());
+        if (none) {
             return null;
         }
         List<byte[]> drop = new ArrayList<>();
-        for (String n : rules.remove()) {
-            drop.add(n.toLowerCase(Locale.ROOT).getBytes(StandardCharsets.US_ASCII));
-        }
         List<String> names = new ArrayList<>();
         List<Object[]> values = new ArrayList<>();
-        for (HeaderRules.Header h : rules.set()) {
-            drop.add(h.name().toLowerCase(Locale.ROOT).getBytes(StandardCharsets.US_ASCII));
-            names.add(h.name());
-            values.add(parts(h.value()));
-        }
-        for (HeaderRules.Header h : rules.add()) {
-            names.add(h.name());
-            values.add(parts(h.value()));
+        for (HeaderRules rules : new HeaderRules[] {cluster, route}) {
+            if (rules == null) {
+                continue;
+            }
+            for (String n : rules.remove()) {
+                drop.add(n.toLowerCase(Locale.ROOT).getBytes(StandardCharsets.US_ASCII));
+            }
+            for (HeaderRules.Header h : rules.set()) {
+                drop.add(h.name().toLowerCase(Locale.ROOT).getBytes(StandardCharsets.US_ASCII));
+                names.add(h.name());
+                values.add(parts(h.value()));
+            }
+            for (HeaderRules.Header h : rules.add()) {
+                names.add(h.name());
+                values.add(parts(h.value()));
+            }
         }
         return new HeaderRuleSet(drop.toArray(new byte[0][]), names.toArray(new String[0]), values.toArray(new Object[0][]));
     }
