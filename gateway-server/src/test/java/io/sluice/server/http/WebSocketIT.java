@@ -278,6 +278,28 @@ class WebSocketIT {
         return f;
     }
 
+    /** Drain waits for an open tunnel (it is a request in flight) and closes it at the drain deadline. */
+    @Test
+    void drainClosesOpenTunnelsAtItsDeadline() throws Exception {
+        ClusterConfig c = ClusterConfig.of("c", List.of(new HostConfig("127.0.0.1", backend.port(), 1)));
+        GatewayConfig config = GatewayConfig.builder().listeners(ListenerConfig.builder().name("web").routes(RouteConfig.to("c")).build())
+                .clusters(c).admin(AdminConfig.disabled())
+                .transport(TransportConfig.builder().workerThreads(1).backlog(128).build())
+                .drainTimeout(Duration.ofMillis(700)).build();
+        Gateway own = Gateway.builder().config(config).random(new SplittableRandom(7))
+                .build().start().orTimeout(30, TimeUnit.SECONDS).join();
+        Recorder r = new Recorder(true, false);
+        WebSocket ws = http.newWebSocketBuilder().connectTimeout(Duration.ofSeconds(5))
+                .buildAsync(URI.create("ws://127.0.0.1:" + own.port("web") + "/ws"), r).orTimeout(10, TimeUnit.SECONDS).join();
+        ws.sendText("before drain", true).join();
+        assertThat(r.next()).isEqualTo("text:before drain");
+        long start = System.nanoTime();
+        own.close();
+        long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        assertThat(tookMillis).as("close waited for the tunnel until the drain timeout").isGreaterThanOrEqualTo(650);
+        assertThat(r.next()).startsWith("close:"); // the client saw its connection end
+    }
+
     @Test
     void routeWithoutUpgradesForwardsAPlainRequest() throws Exception {
         try (RawClient c = new RawClient(gw.port("web"))) {
