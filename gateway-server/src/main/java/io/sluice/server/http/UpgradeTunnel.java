@@ -8,7 +8,11 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelPipeline;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
+import io.netty.channel.socket.ChannelInputShutdownReadComplete;
+import io.netty.channel.socket.DuplexChannel;
 import io.netty.util.ReferenceCountUtil;
 import io.sluice.codec.http.HttpHead;
 import io.sluice.codec.http.ProxyHeads;
@@ -33,8 +37,9 @@ import java.util.Locale;
  *
  * <p>Backpressure as in the proxy: when a side's outbound buffer passes its high-water mark, the
  * other side stops reading (autoRead off) until it drains, so the gateway holds at most about a
- * write-buffer's worth per direction whatever the peers' speeds. Half-close is not propagated: when
- * either side closes, what was written to the other is flushed and it is closed too.
+ * write-buffer's worth per direction whatever the peers' speeds. Half-close is propagated: when one
+ * side ends its output (FIN), what it sent is flushed to the other and the other's output is shut
+ * down; the tunnel closes once both directions have ended, or when either side closes or resets.
  *
  * <p>Its own idle timeout replaces the HTTP timeouts: no byte either way for the route's
  * {@code tunnel_idle_timeout} closes both sides, on the listener's {@link Scheduler} (one
@@ -187,6 +192,9 @@ final class UpgradeTunnel {
             t.close();
             return;
         }
+        // a FIN from one side becomes a FIN to the other (ChannelInputShutdownEvent), not a close
+        client.config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, true);
+        upstream.config().setOption(ChannelOption.ALLOW_HALF_CLOSURE, true);
         client.config().setAutoRead(upstream.isWritable());
         upstream.config().setAutoRead(client.isWritable());
     }
@@ -236,6 +244,8 @@ final class UpgradeTunnel {
         Side other;
         /** Bytes written to {@link #ch}. */
         long written;
+        /** This side sent its FIN. */
+        private boolean inputShut;
         private boolean pendingFlush;
 
         Side(Channel ch, boolean client) {
@@ -272,6 +282,39 @@ final class UpgradeTunnel {
             if (!closed) {
                 other.ch.config().setAutoRead(ch.isWritable());
             }
+        }
+
+        @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+            if (evt == ChannelInputShutdownEvent.INSTANCE) {
+                onInputShutdown();
+                return;
+            }
+            if (evt instanceof ChannelInputShutdownReadComplete) {
+                return;
+            }
+            ctx.fireUserEventTriggered(evt); // e.g. the drain event, for the proxy handler behind
+        }
+
+        /** This side's peer ended its output: pass the FIN on after what it sent; both ended → close. */
+        private void onInputShutdown() {
+            if (closed || inputShut) {
+                return;
+            }
+            inputShut = true;
+            lastActivity = ticker.nanoTime();
+            if (other.inputShut || !(other.ch instanceof DuplexChannel d)) {
+                close();
+                return;
+            }
+            other.pendingFlush = false;
+            other.ch.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(f -> {
+                if (f.isSuccess() && d.isActive()) {
+                    d.shutdownOutput();
+                } else {
+                    close();
+                }
+            });
         }
 
         @Override
