@@ -203,14 +203,17 @@ class WebSocketIT {
     }
 
     /**
-     * A 50 MiB stream to a client that first reads nothing, then everything: the backend stalls
+     * A 96 MiB stream to a client that first reads nothing, then everything: the backend stalls
      * while the client does not read (the gateway stops reading it: only socket buffers fill), and
      * every byte arrives once it reads. The client is a plain socket doing the handshake itself, so
      * what it reads is exactly the server's frames (64 KiB binary frames, 10 header bytes each).
+     * Loopback socket buffers autotune up to {@code tcp_rmem}/{@code tcp_wmem} maxima (here up to
+     * 32 MiB + 4 MiB per connection), so the bound says "held back", not an exact count: without
+     * backpressure the whole stream leaves the backend at once (seen: the full 96 MiB).
      */
     @Test
-    void slowReaderHoldsTheUpstreamBackAndA50MbStreamArrivesWhole() throws Exception {
-        long total = 50L << 20;
+    void slowReaderHoldsTheUpstreamBackAndA96MbStreamArrivesWhole() throws Exception {
+        long total = 96L << 20;
         long frames = total / (64 * 1024);
         try (Socket s = new Socket("127.0.0.1", gw.port("web"))) {
             s.setSoTimeout(3_000);
@@ -236,7 +239,7 @@ class WebSocketIT {
             }
             long stalledAt = backend.flushed() - start;
             assertThat(stalledAt).as("bytes the backend got out while the client read nothing (socket buffers only)")
-                    .isGreaterThan(0).isLessThan(total / 2);
+                    .isGreaterThan(0).isLessThan(64L << 20);
             byte[] buf = new byte[1 << 16];
             long want = total + frames * 10;
             long got = 0;
