@@ -14,6 +14,7 @@ import io.sluice.server.accesslog.AccessLog;
 import io.sluice.server.admin.AdminHandler;
 import io.sluice.server.admin.AdminServer;
 import io.sluice.server.metrics.GatewayMetrics;
+import io.sluice.server.policy.ratelimit.RateLimiter;
 import io.sluice.server.transport.Sockets;
 import io.sluice.server.transport.Transport;
 import org.slf4j.Logger;
@@ -132,6 +133,8 @@ public final class Gateway implements AutoCloseable {
                 accessLog, clusters, () -> phase == Phase.RUNNING);
         reloader = new Reloader(config, clusters, listeners, metrics);
         try {
+            listeners.rateLimiter = RateLimiter.create(registry, workers, transport, ticker); // docs/rate-limits.md
+            listeners.rateLimiter.update(config.rateLimit());
             Map<String, ClusterBalancer> built = clusters.start(config.clusters());
             List<CompletableFuture<?>> binds = new ArrayList<>(listeners.start(config.listeners(), built));
             if (config.admin().enabled()) {
@@ -342,6 +345,9 @@ public final class Gateway implements AutoCloseable {
                 listeners.closeResources();
             }
             synchronized (this) {
+                if (listeners != null && listeners.rateLimiter != null) {
+                    listeners.rateLimiter.close();
+                }
                 if (clusters != null) {
                     clusters.close();
                 }

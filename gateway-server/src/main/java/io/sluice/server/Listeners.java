@@ -92,6 +92,9 @@ final class Listeners {
     /** Run when a host fails its health check or is ejected (written under the lock, read from event loops). */
     private final List<Consumer<Host>> unavailableHooks = new CopyOnWriteArrayList<>();
 
+    /** Rate limiting (docs/rate-limits.md); set once before {@link #start}. */
+    volatile io.sluice.server.policy.ratelimit.RateLimiter rateLimiter;
+
     Listeners(MeterRegistry registry, GatewayMetrics metrics, EventLoopGroup workers, Transport transport,
               TransportConfig transportConfig, boolean reusePort, Ticker ticker, AccessLog accessLog,
               ClusterRegistry clusters, BooleanSupplier running) {
@@ -434,6 +437,9 @@ final class Listeners {
     /** Gives the routes of {@code table} their meters (before the table is published). */
     private void attachMeters(RunningListener rl, ListenerConfig l, RouteTable table) {
         rl.metrics.attach(table, metrics::cluster);
+        if (rateLimiter != null) {
+            rateLimiter.attach(table); // policy.ratelimit: the rules naming each route
+        }
         if (l.protocol() != Protocol.HTTP) {
             String d = l.bolt().defaultCluster();
             rl.metrics.defaultCluster(d == null ? null : metrics.cluster(d));

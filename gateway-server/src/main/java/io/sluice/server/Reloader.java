@@ -73,6 +73,9 @@ final class Reloader {
         }
         GatewayConfig old = config;
         ClusterRegistry.Update clustersChanged = clusters.update(next.clusters());
+        if (listeners.rateLimiter != null) {
+            listeners.rateLimiter.update(next.rateLimit()); // before the route tables pick their rules
+        }
         Listeners.Applied listenersChanged = listeners.apply(staged, next.listeners(), clustersChanged.clusters,
                 next.drainTimeout());
         // no route references a retired balancer any more; in-flight requests keep their host and finish

@@ -19,6 +19,7 @@ import io.sluice.server.channel.ConnectionTimer;
 import io.sluice.server.channel.DrainEvent;
 import io.sluice.server.channel.RequestEnd;
 import io.sluice.server.metrics.RequestOutcome;
+import io.sluice.server.policy.ratelimit.RouteLimits;
 import io.sluice.server.route.Route;
 
 import java.net.InetSocketAddress;
@@ -181,7 +182,15 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements Pen
         }
         routing = f;
         route = lc.routes().routeBolt(service, f.methodName(), routedHeaders);
+        RouteLimits limits = route == null ? null : route.rateLimits(); // rate limit hook (docs/rate-limits.md)
+        long wait = limits == null ? RouteLimits.ALLOWED
+                : limits.decideBolt(routedHeaders, ctx.channel().remoteAddress(), service, f.methodName());
         routing = null;
+        if (wait != RouteLimits.ALLOWED) {
+            reject(f, BoltStatus.SERVER_THREADPOOL_BUSY, "rate limited on route " + route.name() + "; retry after "
+                    + RouteLimits.retryAfterSeconds(wait) + " s", RequestOutcome.RATE_LIMITED, start);
+            return;
+        }
         ClusterBalancer cluster;
         long capNanos;
         if (route != null) {

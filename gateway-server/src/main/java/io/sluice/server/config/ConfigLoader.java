@@ -147,8 +147,9 @@ public final class ConfigLoader {
         Duration drain = root.duration("drain_timeout", null);
         AccessLogConfig accessLog = accessLog(root.object("access_log"));
         WatchConfig watch = watchConfig(root.object("watch_config"));
+        io.sluice.core.config.RateLimitConfig rateLimit = RateLimitJson.read(root.object("rate_limit")); // docs/rate-limits.md
         root.finish();
-        return build("$", () -> new GatewayConfig(listeners, clusters, admin, transport, drain, accessLog, watch));
+        return build("$", () -> new GatewayConfig(listeners, clusters, admin, transport, drain, accessLog, watch, rateLimit));
     }
 
     private static ListenerConfig listener(JsonObject o) {

@@ -26,6 +26,7 @@ import io.sluice.server.channel.LingeringCloseHandler;
 import io.sluice.server.channel.RequestEnd;
 import io.sluice.server.metrics.ClusterMetrics;
 import io.sluice.server.metrics.RequestOutcome;
+import io.sluice.server.policy.ratelimit.RouteLimits;
 import io.sluice.server.route.Route;
 import io.sluice.server.route.RouteTable;
 
@@ -316,6 +317,15 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
             respondError(HttpResponseStatus.NOT_FOUND, "no route for " + ex.method + " " + req.path()
                     + (authority == null ? "" : " on host " + authority), RequestOutcome.NO_ROUTE, false);
             return;
+        }
+        RouteLimits limits = ex.route.rateLimits(); // rate limit hook (docs/rate-limits.md): decide → 429
+        if (limits != null) {
+            long wait = limits.decideHttp(req::header, ctx.channel().remoteAddress());
+            if (wait != RouteLimits.ALLOWED) {
+                respondError(HttpResponseStatus.TOO_MANY_REQUESTS, "rate limited on route " + ex.route.name(),
+                        RequestOutcome.RATE_LIMITED, false, "retry-after: " + RouteLimits.retryAfterSeconds(wait) + "\r\n");
+                return;
+            }
         }
         long max = ex.options.maxRequestBodyBytes();
         if (max > 0 && req.contentLength() > max) {
@@ -725,10 +735,16 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
      * the client wants keep-alive, {@code forceClose} is false and no request body is left unread.
      */
     private void respondError(HttpResponseStatus st, String reason, RequestOutcome outcome, boolean forceClose) {
+        respondError(st, reason, outcome, forceClose, null);
+    }
+
+    /** @param extraHeaders header lines (each ending in CRLF) added to the response, or null */
+    private void respondError(HttpResponseStatus st, String reason, RequestOutcome outcome, boolean forceClose,
+                              String extraHeaders) {
         boolean keep = ex.keepAlive && !forceClose && !closeAfterResponse && !lc.draining()
                 && (ex.requestComplete || !ex.requestHasBody);
         finishExchange(outcome, st.code()); // metrics first: a client that saw the answer sees it counted
-        ctx.writeAndFlush(ErrorResponses.of(ctx.alloc(), st, reason, keep), ctx.voidPromise());
+        ctx.writeAndFlush(ErrorResponses.of(ctx.alloc(), st, reason, keep, extraHeaders), ctx.voidPromise());
         if (!keep) {
             // Linger: the client may have sent more than was read; closing now could reset the answer away.
             state = State.CLOSED;

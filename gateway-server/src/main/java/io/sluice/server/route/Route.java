@@ -14,6 +14,8 @@ public final class Route {
     private final long timeoutNanos;
     /** The route's meters, set before its table is published. */
     private RouteMeters meters;
+    /** The rate-limit rules applying to this route (null: none), set before its table is published. */
+    private io.sluice.server.policy.ratelimit.RouteLimits rateLimits;
 
     Route(String name, RouteConfig config, ClusterBalancer cluster) {
         this.name = name;
@@ -42,6 +44,16 @@ public final class Route {
     /** Attaches the route's meters; before the route table is published. */
     public void meters(RouteMeters m) {
         this.meters = m;
+    }
+
+    /** The rate-limit rules of this route, or null (then requests pay this null check only). */
+    public io.sluice.server.policy.ratelimit.RouteLimits rateLimits() {
+        return rateLimits;
+    }
+
+    /** Attaches the route's rate limits; before the route table is published. */
+    public void rateLimits(io.sluice.server.policy.ratelimit.RouteLimits r) {
+        this.rateLimits = r;
     }
 
     /** Upstream response timeout for requests on this route. */
