@@ -148,6 +148,10 @@ public record RateLimitConfig(List<RateLimitRule> rules, int maxKeys, Duration k
             return new RedisConfig(host, port, timeout, leaseSize, deny, reconnectMin, reconnectMax, keyPrefix);
         }
 
+        public RedisConfig withTimeout(Duration t) {
+            return new RedisConfig(host, port, t, leaseSize, failureModeDeny, reconnectMin, reconnectMax, keyPrefix);
+        }
+
         public RedisConfig withKeyPrefix(String p) {
             return new RedisConfig(host, port, timeout, leaseSize, failureModeDeny, reconnectMin, reconnectMax, p);
         }

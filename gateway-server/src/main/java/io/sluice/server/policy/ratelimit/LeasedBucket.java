@@ -14,7 +14,8 @@ import java.util.concurrent.TimeUnit;
  *   <li>tokens left → allowed;</li>
  *   <li>Redis down, or no lease yet for this key while the first is in flight → the failure mode
  *       ({@link #FAIL_OPEN}, or limited for {@code failure_mode_deny});</li>
- *   <li>Redis said the bucket is empty → limited until its next refill, without asking again;</li>
+ *   <li>Redis said the bucket is empty → limited until its next refill, without asking again (also
+ *       while Redis is down: that answer stays true);</li>
  *   <li>remainder spent while a lease is in flight → limited (the known remainder decides).</li>
  * </ul>
  * Over-admission across N gateways is bounded by the tokens leased but not yet spent (at most
@@ -85,12 +86,12 @@ final class LeasedBucket implements Limiter, LeaseClient.Callback {
                 return ALLOWED;
             }
         }
-        if (!client.up()) {
-            return failDeny ? UNKNOWN_WAIT_NANOS : FAIL_OPEN;
-        }
         long until = emptyUntil;
         if (until != 0 && now - until < 0) {
-            return until - now;
+            return until - now; // Redis said empty until its next refill: true whether or not it answers now
+        }
+        if (!client.up()) {
+            return failDeny ? UNKNOWN_WAIT_NANOS : FAIL_OPEN;
         }
         maybeLease();
         if (!everLeased) {

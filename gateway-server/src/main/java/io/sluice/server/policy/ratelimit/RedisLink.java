@@ -237,6 +237,15 @@ final class RedisLink implements LeaseClient, AutoCloseable {
         if (channel != ch) {
             return;
         }
+        if (closed) {
+            channel = null;
+            timeoutCheck.cancel();
+            Pending p;
+            while ((p = pending.poll()) != null) {
+                p.failed();
+            }
+            return; // closed on purpose: no "down" line
+        }
         channel = null;
         timeoutCheck.cancel();
         down(why);
