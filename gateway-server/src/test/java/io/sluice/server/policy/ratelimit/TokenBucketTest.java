@@ -90,14 +90,23 @@ class TokenBucketTest {
 
     @Test
     void frozenClockTwoThreadsExactlyCapacity() throws Exception {
-        TokenBucket b = new TokenBucket(1000, 1000, SECOND, 0);
+        int capacity = 4_000_000; // large, so that both threads really contend for a while
+        TokenBucket b = new TokenBucket(capacity, capacity, SECOND, 0);
         AtomicLong granted = new AtomicLong();
+        CyclicBarrier go = new CyclicBarrier(2);
         Runnable worker = () -> {
-            for (int i = 0; i < 100_000; i++) {
+            try {
+                go.await(10, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+            long mine = 0;
+            for (int i = 0; i < 3_000_000; i++) {
                 if (b.acquire(5) == Limiter.ALLOWED) {
-                    granted.incrementAndGet();
+                    mine++;
                 }
             }
+            granted.addAndGet(mine);
         };
         Thread t1 = new Thread(worker);
         Thread t2 = new Thread(worker);
@@ -105,7 +114,7 @@ class TokenBucketTest {
         t2.start();
         t1.join(30_000);
         t2.join(30_000);
-        assertThat(granted.get()).isEqualTo(1000);
+        assertThat(granted.get()).isEqualTo(capacity);
     }
 
     @Test
