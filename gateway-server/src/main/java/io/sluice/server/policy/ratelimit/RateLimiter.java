@@ -42,8 +42,7 @@ public final class RateLimiter implements AutoCloseable {
      * @param scheduler    runs the idle-bucket sweep
      * @param redisFactory makes (and starts) the Redis link of global rules
      */
-    public RateLimiter(MeterRegistry registry, Scheduler scheduler,
-                       Function<RateLimitConfig.RedisConfig, RedisLink> redisFactory) {
+    RateLimiter(MeterRegistry registry, Scheduler scheduler, Function<RateLimitConfig.RedisConfig, RedisLink> redisFactory) {
         this.registry = registry;
         this.scheduler = scheduler;
         this.ticker = scheduler.ticker();
@@ -68,6 +67,13 @@ public final class RateLimiter implements AutoCloseable {
             RedisLink link = new RedisLink(rc, loop, transport.upstreamBootstrap(loop), s);
             link.start();
             return link;
+        });
+    }
+
+    /** A limiter of local rules only (benchmarks, tests): a config with global rules fails to apply. */
+    public static RateLimiter localOnly(MeterRegistry registry, Scheduler scheduler) {
+        return new RateLimiter(registry, scheduler, rc -> {
+            throw new IllegalStateException("this rate limiter has no Redis");
         });
     }
 
