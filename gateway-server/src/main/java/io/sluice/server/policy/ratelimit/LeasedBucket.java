@@ -18,8 +18,9 @@ import java.util.concurrent.TimeUnit;
  *       while Redis is down: that answer stays true);</li>
  *   <li>remainder spent while a lease is in flight → limited (the known remainder decides).</li>
  * </ul>
- * Over-admission across N gateways is bounded by the tokens leased but not yet spent (at most
- * {@code N × leaseSize}) plus the first-lease fail-open requests.
+ * Leased tokens are valid until the bucket's next refill in Redis (then dropped), so a fleet admits
+ * at most what the Redis bucket hands out, plus the first-lease fail-open requests; unspent leased
+ * tokens (at most {@code N × leaseSize} per refill) are lost, never over-admitted.
  */
 final class LeasedBucket implements Limiter, LeaseClient.Callback {
 
@@ -52,6 +53,8 @@ final class LeasedBucket implements Limiter, LeaseClient.Callback {
     @SuppressWarnings("unused")
     private volatile boolean inFlight;
     private volatile boolean everLeased;
+    /** Ticker time of the bucket's next refill in Redis: leased tokens not spent by then are dropped. */
+    private volatile long leaseValidUntil;
     /** Ticker time until which Redis said the bucket is empty (0 = not known empty). */
     private volatile long emptyUntil;
     private volatile long lastUsed;
@@ -78,6 +81,12 @@ final class LeasedBucket implements Limiter, LeaseClient.Callback {
             long r = (long) REMAINING.getVolatile(this);
             if (r <= 0) {
                 break;
+            }
+            if (now - leaseValidUntil >= 0) {
+                // the lease's period ended: its leftovers would add to the next refill and let a burst
+                // exceed max_tokens across the fleet; drop them (under-admission is the safe side)
+                REMAINING.compareAndSet(this, r, 0L);
+                continue;
             }
             if (REMAINING.compareAndSet(this, r, r - 1)) {
                 if (r - 1 <= leaseSize / 2) {
@@ -110,6 +119,7 @@ final class LeasedBucket implements Limiter, LeaseClient.Callback {
     public void granted(long tokens, long millisUntilFill) {
         everLeased = true;
         if (tokens > 0) {
+            leaseValidUntil = ticker.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(1, millisUntilFill));
             REMAINING.getAndAdd(this, tokens);
             emptyUntil = 0;
         } else {

@@ -77,6 +77,7 @@ final class RedisLink implements LeaseClient, AutoCloseable {
             "return {granted, fill - (now - ts)}");
 
     static final String SHA = sha1(SCRIPT);
+    private static final long HANDSHAKE_NANOS = 1_000_000_000L;
 
     private final RedisConfig config;
     private final EventLoop loop;
@@ -220,8 +221,14 @@ final class RedisLink implements LeaseClient, AutoCloseable {
 
     private void checkTimeouts() {
         Pending head = pending.peek();
-        if (head != null && ticker.nanoTime() - head.sentNanos >= timeoutNanos) {
-            fail(channel, "no answer within " + config.timeout().toMillis() + " ms");
+        if (head == null) {
+            return;
+        }
+        // the handshake (SCRIPT LOAD, first command of a fresh connection) gets at least a second:
+        // a cold JVM or a busy box must not flap the link at start
+        long limit = head.callback == null ? Math.max(timeoutNanos, HANDSHAKE_NANOS) : timeoutNanos;
+        if (ticker.nanoTime() - head.sentNanos >= limit) {
+            fail(channel, "no answer within " + java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(limit) + " ms");
         }
     }
 

@@ -67,6 +67,12 @@ class LeasedBucketTest {
         assertThat(redis.asked).hasSize(1);
         redis.asked.poll().granted(3, 1000);
         assertThat(b.remaining()).isEqualTo(3);
+        assertThat(b.acquire(clock.nanoTime())).isEqualTo(Limiter.ALLOWED);
+        // the lease's fill period ends: its 2 leftovers are dropped, not added to the next refill
+        clock.advanceNanos(1000 * MS);
+        assertThat(b.acquire(clock.nanoTime())).isEqualTo(LeasedBucket.UNKNOWN_WAIT_NANOS);
+        assertThat(b.remaining()).isZero();
+        assertThat(redis.asked).hasSize(1);
     }
 
     @Test
