@@ -72,6 +72,7 @@ public final class ConfigJson {
         root.putObject("access_log").put("enabled", al.enabled()).put("path", al.path()).put("format", al.format())
                 .put("queue_size", al.queueSize());
         root.putObject("watch_config").put("enabled", c.watchConfig().enabled()).put("interval", d(c.watchConfig().interval()));
+        RateLimitJson.render(root, c.rateLimit()); // only when configured
         return root;
     }
 

@@ -1,6 +1,9 @@
 package io.sluice.server.config;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sluice.core.config.DurationFormat;
 import io.sluice.core.config.ConfigException;
 import io.sluice.core.config.RateLimitConfig;
 import io.sluice.core.config.RateLimitConfig.RedisConfig;
@@ -16,6 +19,41 @@ import java.util.List;
 final class RateLimitJson {
 
     private RateLimitJson() {
+    }
+
+    /** Adds {@code rate_limit} to a rendered config (as {@link #read} reads it back), unless it is the default. */
+    static void render(ObjectNode root, RateLimitConfig c) {
+        if (c.equals(RateLimitConfig.disabled())) {
+            return;
+        }
+        ObjectNode o = root.putObject("rate_limit");
+        o.put("max_keys", c.maxKeys()).put("key_idle_timeout", DurationFormat.format(c.keyIdleTimeout()));
+        RedisConfig r = c.redis();
+        if (r != null) {
+            o.putObject("redis").put("address", r.host() + ":" + r.port()).put("timeout", DurationFormat.format(r.timeout()))
+                    .put("lease_size", r.leaseSize()).put("failure_mode_deny", r.failureModeDeny())
+                    .put("reconnect_min", DurationFormat.format(r.reconnectMin()))
+                    .put("reconnect_max", DurationFormat.format(r.reconnectMax())).put("key_prefix", r.keyPrefix());
+        }
+        ArrayNode rules = o.putArray("rules");
+        for (RateLimitRule rule : c.rules()) {
+            ObjectNode n = rules.addObject().put("name", rule.name());
+            ArrayNode routes = n.putArray("routes");
+            rule.routes().forEach(routes::add);
+            if (rule.service() != null) {
+                n.put("service", rule.service());
+            }
+            if (rule.method() != null) {
+                n.put("method", rule.method());
+            }
+            if (rule.key().kind() == KeyKind.HEADER) {
+                n.putObject("key").put("kind", "header").put("header", rule.key().header());
+            } else {
+                n.put("key", rule.key().kind().jsonName());
+            }
+            n.put("max_tokens", rule.maxTokens()).put("tokens_per_fill", rule.tokensPerFill())
+                    .put("fill_interval", DurationFormat.format(rule.fillInterval())).put("global", rule.global());
+        }
     }
 
     static RateLimitConfig read(JsonObject o) {

@@ -51,6 +51,9 @@ class RateLimitConfigTest {
         assertThat(rl.rules().get(2).key().kind()).isEqualTo(RateLimitRule.KeyKind.CLIENT_ADDRESS);
         assertThat(rl.rules().get(2).fillInterval()).isEqualTo(Duration.ofSeconds(1));
         assertThat(parse("{}").rateLimit().enabled()).isFalse();
+        // GET /config renders it so that it reads back the same (the config hash and ReloadIT rely on it)
+        assertThat(ConfigLoader.parse(ConfigJson.render(c), "rendered").config()).isEqualTo(c);
+        assertThat(ConfigJson.render(parse("{}"))).doesNotContain("rate_limit");
     }
 
     private static void rejects(String rateLimit, String path, String... words) {

@@ -96,6 +96,25 @@ class RateLimitHttpIT {
     }
 
     @Test
+    void reloadKeepsUnchangedRulesAndAppliesChangedOnes() throws Exception {
+        GatewayConfig running = gw.config();
+        RateLimitRule limited = running.rateLimit().rules().get(0);
+        RateLimitRule tenant = running.rateLimit().rules().get(1);
+        // a fresh key on the tenant rule, 1 of its 2 tokens spent before the reload
+        assertThat(get("/tenant/r", "X-Tenant", "reload").statusCode()).isEqualTo(200);
+        RateLimitRule route2 = RateLimitRule.perRoute("catch-all", 1, Duration.ofHours(1), "route2");
+        gw.reload(running.withRateLimit(running.rateLimit().toBuilder().rules(limited, tenant, route2).build()));
+        assertThat(get("/tenant/r", "X-Tenant", "reload").statusCode()).as("unchanged rule kept its bucket").isEqualTo(200);
+        assertThat(get("/tenant/r", "X-Tenant", "reload").statusCode()).isEqualTo(429);
+        assertThat(get("/other").statusCode()).as("the new rule applies").isEqualTo(200);
+        assertThat(get("/other").statusCode()).isEqualTo(429);
+        gw.reload(running); // back: the catch-all rule is gone with its meters
+        assertThat(get("/other").statusCode()).isEqualTo(200);
+        assertThat(get("/other").statusCode()).isEqualTo(200);
+        assertThat(registry.find("sluice.ratelimit.requests").tags("rule", "catch-all").counters()).isEmpty();
+    }
+
+    @Test
     void perClientKeyByHeader() throws Exception {
         for (int i = 0; i < 2; i++) {
             assertThat(get("/tenant/a", "X-Tenant", "alpha").statusCode()).isEqualTo(200);
