@@ -73,14 +73,24 @@ public final class RedisServer implements AutoCloseable {
         process.waitFor(10, TimeUnit.SECONDS);
     }
 
+    /** SIGSTOP / SIGCONT: a Redis that holds connections open but answers nothing (a "slow" Redis). */
+    public void pause(boolean stop) throws IOException, InterruptedException {
+        Process k = new ProcessBuilder("kill", stop ? "-STOP" : "-CONT", Long.toString(process.pid()))
+                .redirectErrorStream(true).start();
+        if (!k.waitFor(10, TimeUnit.SECONDS) || k.exitValue() != 0) {
+            throw new IOException("kill " + (stop ? "-STOP" : "-CONT") + " " + process.pid() + " failed");
+        }
+    }
+
     /** Starts it again on the same port, empty. */
     public void restart() throws IOException, InterruptedException {
         launch();
     }
 
     @Override
-    public void close() throws InterruptedException {
+    public void close() throws Exception {
         if (process != null && process.isAlive()) {
+            pause(false);
             kill();
         }
     }

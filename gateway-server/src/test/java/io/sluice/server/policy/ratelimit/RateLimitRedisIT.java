@@ -142,5 +142,21 @@ class RateLimitRedisIT {
         double first = failOpen() - fo1;
         assertThat(first).isLessThanOrEqualTo(2);
         assertThat(again).isEqualTo(BUDGET + (int) first);
+
+        // 4. Redis stops answering (SIGSTOP: connections stay open): the lease timeout (1 s here) marks
+        //    it down, requests never wait for it; SIGCONT → up again by itself
+        redis.pause(true);
+        try {
+            long s0 = System.nanoTime();
+            double fo2 = failOpen();
+            assertThat(alternate("umbrella", 6)).as("no answer yet: the failure mode, at once").isEqualTo(6);
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - s0)).as("never waited for Redis").isLessThan(900);
+            awaitRedis(0, Duration.ofSeconds(5));
+            assertThat(failOpen() - fo2).as("each counted as failopen").isEqualTo(6);
+        } finally {
+            redis.pause(false);
+        }
+        awaitRedis(1, Duration.ofSeconds(6));
+        assertThat(ra.find("sluice.ratelimit.redis.failures").functionCounter().count()).isPositive();
     }
 }
