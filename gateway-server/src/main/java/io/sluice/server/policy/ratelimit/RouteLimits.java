@@ -14,7 +14,7 @@ import java.util.function.Function;
  */
 public final class RouteLimits {
 
-    /** {@link #decide} result: the request may pass. */
+    /** {@link #decideHttp} / {@link #decideBolt} result: the request may pass. */
     public static final long ALLOWED = -1;
 
     private final Rule[] rules;
