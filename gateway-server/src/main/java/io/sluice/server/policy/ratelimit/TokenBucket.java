@@ -54,12 +54,16 @@ final class TokenBucket implements Limiter {
 
     @Override
     public long acquire(long now) {
-        long elapsed = now - epoch;
-        long period = elapsed <= 0 ? 0 : elapsed / fillNanos;
+        long period = -1;
         while (true) {
             long s = (long) STATE.getVolatile(this);
             long p = s >>> TOKEN_BITS;
             long tokens = s & TOKEN_MASK;
+            if (period < 0) {
+                // still in the state's period (the common case under load): a multiply, no division
+                long elapsed = now - epoch;
+                period = elapsed < (p + 1) * fillNanos ? p : elapsed / fillNanos;
+            }
             if (period > p) {
                 long passed = period - p;
                 tokens = passed >= periodsToFull ? maxTokens : Math.min(maxTokens, tokens + passed * tokensPerFill);
