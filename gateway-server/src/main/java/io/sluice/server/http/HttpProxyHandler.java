@@ -28,6 +28,7 @@ import io.sluice.server.metrics.ClusterMetrics;
 import io.sluice.server.metrics.RequestOutcome;
 import io.sluice.server.route.Route;
 import io.sluice.server.route.RouteTable;
+import io.sluice.server.tls.upstream.UpstreamTlsException;
 
 import java.util.ArrayDeque;
 import java.util.concurrent.TimeUnit;
@@ -440,8 +441,9 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
             boolean timeout = f.cause() instanceof ConnectTimeoutException;
             c.onOutcome(target, Outcome.CONNECT_FAILURE);
             dropQueuedBody();
+            String tls = UpstreamTlsException.describe(f.cause()); // upstream TLS: the handshake's failure reason
             respondError(timeout ? HttpResponseStatus.GATEWAY_TIMEOUT : HttpResponseStatus.BAD_GATEWAY,
-                    (timeout ? "timed out connecting to " : "cannot connect to ") + target.address()
+                    tls != null ? tls : (timeout ? "timed out connecting to " : "cannot connect to ") + target.address()
                             + " of cluster " + c.name(),
                     timeout ? RequestOutcome.CONNECT_TIMEOUT : RequestOutcome.CONNECT_FAILURE, false);
             return;
