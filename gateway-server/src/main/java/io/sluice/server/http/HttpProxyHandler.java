@@ -595,7 +595,11 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
     @Override
     public void onUpstreamError(Throwable cause) {
         // the close that follows reports the loss through onUpstreamInactive
+        upstreamTlsAlert = UpstreamTlsException.alert(cause); // upstream TLS: e.g. a TLS 1.3 client certificate rejected after the handshake
     }
+
+    /** Upstream TLS: what a TLS error on the current upstream connection said, for the 502; null: none. */
+    private String upstreamTlsAlert;
 
     /** The upstream connection of the current exchange closed before the response completed. */
     @Override
@@ -617,7 +621,8 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
             return;
         }
         ex.cluster.onOutcome(ex.host, Outcome.RESET);
-        failUpstream("upstream " + ex.host.address() + " closed the connection before responding");
+        failUpstream("upstream " + ex.host.address() + " closed the connection before responding"
+                + (upstreamTlsAlert != null ? " (TLS: " + upstreamTlsAlert + ")" : ""));
     }
 
     /** The upstream failed after the response head went out: the client cannot be told, only cut off. */
@@ -697,6 +702,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
     // ---------------------------------------------------------------- exchange plumbing
 
     private void attach(Channel ch) {
+        upstreamTlsAlert = null;
         upstream = ch;
         upstreamHandler = UpstreamHandler.of(ch);
         upstreamHandler.owner(this);

@@ -20,6 +20,7 @@ import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
+import java.security.InvalidKeyException;
 import java.security.KeyStore;
 import java.security.PrivateKey;
 import java.security.PublicKey;
@@ -177,7 +178,8 @@ public final class UpstreamSslContexts {
     private static PrivateKey readKey(UpstreamTlsConfig c) {
         Path p = readable("key_file", c.keyFile(), "a PEM private key");
         try {
-            return KeyReader.read(p.toFile(), c.keyPassword());
+            PrivateKey k = Pkcs8.read(Files.readString(p), c.keyPassword());
+            return k != null ? k : KeyReader.read(p.toFile(), c.keyPassword());
         } catch (Exception e) {
             throw new ConfigException("key_file", c.keyFile(), "a PEM private key (PKCS#8"
                     + (c.keyPassword() == null ? "" : ", encrypted with key_password") + ") that can be read (" + message(e) + ")");
@@ -187,25 +189,28 @@ public final class UpstreamSslContexts {
     /** The key must sign what the leaf certificate's public key verifies: a swapped key fails at load, not at every handshake. */
     private static void checkPair(X509Certificate leaf, PrivateKey key) {
         PublicKey pub = leaf.getPublicKey();
-        boolean match = pub.getAlgorithm().equals(key.getAlgorithm());
+        boolean match = true; // the key's algorithm name depends on who parsed it ("EC", "ECDSA"): a signature decides
         String alg = switch (pub.getAlgorithm()) {
             case "RSA" -> "SHA256withRSA";
             case "EC" -> "SHA256withECDSA";
             case "Ed25519", "EdDSA" -> "Ed25519";
             default -> null;
         };
-        if (match && alg != null) { // other algorithms: the handshake will tell
+        if (alg != null) { // other algorithms: the handshake will tell
             try {
                 byte[] data = new byte[32];
                 new SecureRandom().nextBytes(data);
-                Signature s = Signature.getInstance(alg);
-                s.initSign(key);
-                s.update(data);
-                byte[] sig = s.sign();
+                Signature sign = Signature.getInstance(alg);
+                sign.initSign(key);
+                sign.update(data);
+                byte[] sig = sign.sign();
                 Signature v = Signature.getInstance(alg);
                 v.initVerify(pub);
                 v.update(data);
                 match = v.verify(sig);
+            } catch (InvalidKeyException e) {
+                // a key of another kind than the certificate's, or one this provider cannot sign with
+                match = pub.getAlgorithm().equals(key.getAlgorithm()) || key.getAlgorithm().startsWith(pub.getAlgorithm());
             } catch (GeneralSecurityException e) {
                 match = false;
             }

@@ -24,6 +24,20 @@ public final class UpstreamTlsException extends SSLException {
         return reason;
     }
 
+    /**
+     * What a TLS error on an established upstream connection means ({@code the upstream rejected the
+     * client certificate}), or null if {@code cause} is no TLS error. With TLS 1.3 a server checks the
+     * client certificate after the client's handshake completed: its alert arrives as such an error.
+     */
+    public static String alert(Throwable cause) {
+        for (Throwable t = cause; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof SSLException) {
+                return TlsFailure.of(t, "the host").words;
+            }
+        }
+        return null;
+    }
+
     /** The message of {@code cause} if it is an upstream TLS failure, else null (a connect hook for the proxies). */
     public static String describe(Throwable cause) {
         return cause instanceof UpstreamTlsException e ? e.getMessage() : null;
