@@ -53,6 +53,8 @@ public final class TlsHttpServer implements AutoCloseable {
     private final AtomicInteger handshakes = new AtomicInteger();
     private final AtomicInteger failedHandshakes = new AtomicInteger();
     private final AtomicInteger requests = new AtomicInteger();
+    private final AtomicInteger resumed = new AtomicInteger();
+    private final java.util.Set<String> sessionIds = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final List<String> sniNames = new CopyOnWriteArrayList<>();
     private final ChannelGroup connections = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
 
@@ -94,6 +96,11 @@ public final class TlsHttpServer implements AutoCloseable {
         return failedHandshakes.get();
     }
 
+    /** Handshakes that resumed a session seen before (same session id: TLS 1.2 session cache). */
+    public int resumedHandshakes() {
+        return resumed.get();
+    }
+
     public int requests() {
         return requests.get();
     }
@@ -126,6 +133,12 @@ public final class TlsHttpServer implements AutoCloseable {
         public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
             if (evt instanceof SslHandshakeCompletionEvent e) {
                 (e.isSuccess() ? server.handshakes : server.failedHandshakes).incrementAndGet();
+                if (e.isSuccess()) {
+                    byte[] id = ssl.engine().getSession().getId();
+                    if (id != null && id.length > 0 && !server.sessionIds.add(java.util.HexFormat.of().formatHex(id))) {
+                        server.resumed.incrementAndGet();
+                    }
+                }
                 if (e.isSuccess() && ssl.engine().getSession() instanceof javax.net.ssl.ExtendedSSLSession s) {
                     s.getRequestedServerNames().forEach(n -> server.sniNames.add(
                             new String(n.getEncoded(), StandardCharsets.US_ASCII)));

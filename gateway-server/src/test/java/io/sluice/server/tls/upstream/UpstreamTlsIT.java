@@ -8,6 +8,7 @@ import io.sluice.core.config.GatewayConfig;
 import io.sluice.core.config.HealthCheckConfig;
 import io.sluice.core.config.HostConfig;
 import io.sluice.core.config.ListenerConfig;
+import io.sluice.core.config.PoolConfig;
 import io.sluice.core.config.RouteConfig;
 import io.sluice.core.config.RouteMatch;
 import io.sluice.core.config.TransportConfig;
@@ -99,6 +100,19 @@ class UpstreamTlsIT {
             assertThat(s.handshakes()).as("pooled TLS connection reused").isEqualTo(1);
             assertThat(s.sniNames()).containsExactly("api.internal");
             assertThat(handshakes(g, "c", "success", "ok")).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void newConnectionsResumeTheSessionOfTheClustersContext() throws Exception {
+        try (TlsHttpServer s = TlsHttpServer.start(pki.leaf("server", "127.0.0.1"), null);
+             Gateway g = GatewayFixture.start(config(List.of(cluster("c", s, trusting().toBuilder()
+                     .protocols(List.of(UpstreamTlsConfig.TLS_V1_2)).build()).withPool(PoolConfig.builder().maxIdlePerHost(0).build()))))) {
+            for (int i = 0; i < 3; i++) {
+                assertThat(get(g, "/x").statusCode()).isEqualTo(200);
+            }
+            assertThat(s.handshakes()).as("no pooling: a connection per request").isEqualTo(3);
+            assertThat(s.resumedHandshakes()).as("the 2nd and 3rd resumed the 1st session").isEqualTo(2);
         }
     }
 
