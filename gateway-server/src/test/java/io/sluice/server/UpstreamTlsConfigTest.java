@@ -138,4 +138,15 @@ class UpstreamTlsConfigTest {
                 .hasMessageContaining("$.clusters[0].tls.ca_file");
         assertThat(contexts.current()).isEmpty();
     }
+
+    @Test
+    void cipherNamesTheProviderDoesNotKnowFailWhenTheContextIsBuilt() {
+        for (String provider : List.of("auto", "jdk")) {
+            ClusterConfig c = ClusterConfig.builder().name("c").tls(UpstreamTlsConfig.builder().provider(provider)
+                    .ciphers(List.of("NO-SUCH-CIPHER")).build()).build();
+            io.sluice.server.tls.upstream.UpstreamTlsContexts contexts = new io.sluice.server.tls.upstream.UpstreamTlsContexts(null);
+            assertThatThrownBy(() -> contexts.apply(List.of(c))).as(provider).isInstanceOf(ConfigException.class)
+                    .hasMessageContaining("$.clusters[0].tls.ciphers");
+        }
+    }
 }

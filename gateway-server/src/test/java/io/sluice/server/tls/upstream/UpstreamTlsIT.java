@@ -217,9 +217,12 @@ class UpstreamTlsIT {
                      now.minus(Duration.ofDays(1)), "127.0.0.1"), null)) {
             ClusterConfig c = ClusterConfig.builder().name("c").tls(trusting()).healthCheck(hc)
                     .hosts(new HostConfig("127.0.0.1", good.port(), 1), new HostConfig("127.0.0.1", expired.port(), 1)).build();
-            try (Gateway g = GatewayFixture.start(config(List.of(c)))) {
+            ClusterConfig tcp = c.toBuilder().name("tcp").healthCheck(hc.toBuilder().probe(HealthCheckConfig.TCP).build()).build();
+            try (Gateway g = GatewayFixture.start(config(List.of(tcp, c)))) {
                 await().atMost(Duration.ofSeconds(10)).until(() -> g.cluster("c").hosts().get(0).health() == HealthStatus.HEALTHY
-                        && g.cluster("c").hosts().get(1).health() == HealthStatus.UNHEALTHY);
+                        && g.cluster("c").hosts().get(1).health() == HealthStatus.UNHEALTHY
+                        && g.cluster("tcp").hosts().get(0).health() == HealthStatus.HEALTHY
+                        && g.cluster("tcp").hosts().get(1).health() == HealthStatus.UNHEALTHY);
                 assertThat(good.requests()).isPositive(); // the HTTP probe went through TLS to the good host
                 assertThat(handshakes(g, "c", "failure", "expired")).isPositive();
             }
