@@ -11,8 +11,8 @@ import io.sluice.lb.ClusterBalancer;
 import io.sluice.server.channel.ListenerContext;
 import io.sluice.server.metrics.ListenerMetrics;
 import io.sluice.server.route.RouteTable;
-import io.sluice.server.transport.Transport;
 import io.sluice.server.tls.upstream.UpstreamTlsContexts;
+import io.sluice.server.transport.Transport;
 
 import java.time.Duration;
 import java.util.IdentityHashMap;
