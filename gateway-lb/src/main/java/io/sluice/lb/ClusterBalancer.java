@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Objects;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -269,7 +270,8 @@ public final class ClusterBalancer implements AutoCloseable {
             }
             return;
         }
-        if (checker == null || !checker.config().equals(c.healthCheck())) {
+        // a changed upstream TLS block changes how probes connect: a new checker (and probe) too
+        if (checker == null || !checker.config().equals(c.healthCheck()) || !Objects.equals(checker.transport(), c.tls())) {
             if (context.probes() == null) {
                 throw new IllegalStateException("cluster " + c.name() + " configures a health check ("
                         + c.healthCheck().probe() + ") but the LbContext has no HealthProbe.Factory");
@@ -278,7 +280,7 @@ public final class ClusterBalancer implements AutoCloseable {
             if (checker != null) {
                 checker.close();
             }
-            checker = new HealthChecker(c.healthCheck(), probe, scheduler, pickRandom, healthChecks, this::healthChanged);
+            checker = new HealthChecker(c.healthCheck(), c.tls(), probe, scheduler, pickRandom, healthChecks, this::healthChanged);
         }
         checker.hosts(newHosts);
     }

@@ -16,6 +16,7 @@ import io.sluice.server.metrics.ClusterEvents;
 import io.sluice.server.metrics.ClusterMetrics;
 import io.sluice.server.metrics.GatewayMetrics;
 import io.sluice.server.metrics.HostGauges;
+import io.sluice.server.tls.upstream.UpstreamTlsContexts;
 import io.sluice.server.transport.EventLoopScheduler;
 import io.sluice.server.transport.Transport;
 
@@ -46,6 +47,8 @@ final class ClusterRegistry {
     private final Ticker ticker;
     private final RandomGenerator random;
     private final NettyHealthProbes probes;
+    /** Upstream TLS contexts of the clusters that have a tls block (built on start and update). */
+    private final UpstreamTlsContexts upstreamTls;
     /** Probing loops shared by all clusters: an address listed by several clusters with the same check is probed once. */
     private final HealthCheckHub healthChecks = new HealthCheckHub();
     private final HostGauges hostGauges;
@@ -64,7 +67,8 @@ final class ClusterRegistry {
         this.workers = workers;
         this.ticker = ticker;
         this.random = random;
-        this.probes = new NettyHealthProbes(workers, transport);
+        this.upstreamTls = new UpstreamTlsContexts(registry);
+        this.probes = new NettyHealthProbes(workers, transport, upstreamTls);
         this.hostGauges = new HostGauges(registry);
         this.events = new ClusterEvents(registry, hostUnavailable);
     }
@@ -72,6 +76,11 @@ final class ClusterRegistry {
     /** The running clusters by name (an immutable snapshot). */
     Map<String, ClusterBalancer> current() {
         return clusters;
+    }
+
+    /** The upstream TLS contexts by cluster (the pools read them at connect). */
+    UpstreamTlsContexts upstreamTls() {
+        return upstreamTls;
     }
 
     /** The balancer of a cluster, or null. */
@@ -84,6 +93,7 @@ final class ClusterRegistry {
      * failed start closes whatever was built.
      */
     Map<String, ClusterBalancer> start(List<ClusterConfig> configs) {
+        upstreamTls.apply(configs); // upstream TLS: contexts built before any connection needs them
         Map<String, ClusterBalancer> built = new LinkedHashMap<>();
         clusters = built;
         for (ClusterConfig c : configs) {
@@ -100,6 +110,7 @@ final class ClusterRegistry {
      * flight to them finish; the route tables still in use may reference them).
      */
     Update update(List<ClusterConfig> next) {
+        upstreamTls.apply(next); // upstream TLS: changed blocks rebuilt, unchanged ones kept (open connections untouched)
         Map<String, ClusterBalancer> running = clusters;
         Map<String, ClusterBalancer> built = new LinkedHashMap<>();
         List<String> added = new ArrayList<>();

@@ -356,6 +356,7 @@ final class Listeners {
             BoltListenerContext ctx = new BoltListenerContext(l.name(), empty, l.bolt(), null, lm, workers, transport,
                     ticker, metrics::upstreamConnectionHandler);
             ctx.accessLog(accessLog);
+            ctx.upstreamTls(clusters.upstreamTls()); // upstream TLS
             return new RunningListener(l, lm, listen(l, new BoltServerInitializer(ctx, channels), accepting, limits),
                     channels, null, ctx::startDraining, ctx::closePools, ctx::upstreamConnections, (lc, table) -> {
                         limits.update(lc);
@@ -369,6 +370,7 @@ final class Listeners {
         HttpListenerContext ctx = new HttpListenerContext(l.name(), empty, l.http(), lm, workers, transport, ticker,
                 metrics::cluster);
         ctx.accessLog(accessLog);
+        ctx.upstreamTls(clusters.upstreamTls()); // upstream TLS
         Consumer<Host> hook = ctx::closeIdle;
         unavailableHooks.add(hook);
         return new RunningListener(l, lm, listen(l, new HttpServerInitializer(ctx, channels), accepting, limits),
@@ -390,9 +392,11 @@ final class Listeners {
         HttpListenerContext http = new HttpListenerContext(l.name(), empty, l.http(), lm, workers, transport, ticker,
                 metrics::cluster);
         http.accessLog(accessLog);
+        http.upstreamTls(clusters.upstreamTls()); // upstream TLS
         BoltListenerContext bolt = new BoltListenerContext(l.name(), empty, l.bolt(), null, lm, workers, transport,
                 ticker, metrics::upstreamConnectionHandler);
         bolt.accessLog(accessLog);
+        bolt.upstreamTls(clusters.upstreamTls()); // upstream TLS
         HttpServerInitializer httpPipeline = new HttpServerInitializer(http, channels);
         BoltServerInitializer boltPipeline = new BoltServerInitializer(bolt, channels);
         AtomicLong silence = new AtomicLong(silenceNanos(l));

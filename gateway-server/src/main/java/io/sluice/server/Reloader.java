@@ -66,6 +66,7 @@ final class Reloader {
         Listeners.Staged staged;
         try {
             checkReloadable(next);
+            clusters.upstreamTls().prepare(next.clusters()); // upstream TLS files read and checked before anything changes
             staged = listeners.stage(next.listeners());
         } catch (ConfigException e) {
             rejected(e, trigger, source);

@@ -24,12 +24,13 @@ import java.util.Set;
  *                          false (default) = they start warm
  * @param leastRequestChoices   LEAST_REQUEST: hosts sampled per pick (power of N choices)
  * @param activeRequestBias     LEAST_REQUEST with weights: weight / (active + 1) ^ bias
+ * @param tls               TLS to the hosts (verification, SNI, client certificate), null = cleartext
  */
 public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<HostConfig> hosts,
                             Duration connectTimeout, Duration responseTimeout, PoolConfig pool,
                             HealthCheckConfig healthCheck, SlowStartConfig slowStart, OutlierConfig outlier,
                             int panicThreshold, boolean warmUpAtBoot,
-                            int leastRequestChoices, double activeRequestBias) {
+                            int leastRequestChoices, double activeRequestBias, UpstreamTlsConfig tls) {
 
     public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(3);
     public static final Duration DEFAULT_RESPONSE_TIMEOUT = Duration.ofSeconds(15);
@@ -57,6 +58,21 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         if (!(activeRequestBias >= 0) || Double.isInfinite(activeRequestBias)) {
             throw new ConfigException("active_request_bias", activeRequestBias, "a finite number >= 0");
         }
+    }
+
+    /** A cleartext cluster (no {@code tls}). */
+    public ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<HostConfig> hosts,
+                         Duration connectTimeout, Duration responseTimeout, PoolConfig pool,
+                         HealthCheckConfig healthCheck, SlowStartConfig slowStart, OutlierConfig outlier,
+                         int panicThreshold, boolean warmUpAtBoot,
+                         int leastRequestChoices, double activeRequestBias) {
+        this(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck, slowStart, outlier,
+                panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias, null);
+    }
+
+    /** The same cluster with TLS to its hosts ({@code null}: cleartext). */
+    public ClusterConfig withTls(UpstreamTlsConfig t) {
+        return toBuilder().tls(t).build();
     }
 
     /** A cluster with every default: weighted round robin, no health check, no slow start. */
@@ -118,6 +134,7 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         b.warmUpAtBoot = warmUpAtBoot;
         b.leastRequestChoices = leastRequestChoices;
         b.activeRequestBias = activeRequestBias;
+        b.tls = tls;
         return b;
     }
 
@@ -142,6 +159,7 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         private boolean warmUpAtBoot;
         private int leastRequestChoices = 2;
         private double activeRequestBias = 1.0;
+        private UpstreamTlsConfig tls;
 
         private Builder() {
         }
@@ -216,6 +234,12 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
             return this;
         }
 
+        /** TLS to the hosts; null (the default) = cleartext. */
+        public Builder tls(UpstreamTlsConfig tls) {
+            this.tls = tls;
+            return this;
+        }
+
         /** The hosts, given one by one. */
         public Builder hosts(HostConfig... hosts) {
             this.hosts = List.of(hosts);
@@ -223,7 +247,7 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         }
 
         public ClusterConfig build() {
-            return new ClusterConfig(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck, slowStart, outlier, panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias);
+            return new ClusterConfig(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck, slowStart, outlier, panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias, tls);
         }
     }
 }

@@ -11,6 +11,7 @@ import io.sluice.core.config.AdminConfig;
 import io.sluice.core.config.BoltOptions;
 import io.sluice.core.config.CidrRange;
 import io.sluice.core.config.ClusterConfig;
+import io.sluice.core.config.UpstreamTlsConfig;
 import io.sluice.core.config.ConfigException;
 import io.sluice.core.config.GatewayConfig;
 import io.sluice.core.config.HeaderMatch;
@@ -326,9 +327,10 @@ public final class ConfigLoader {
         boolean warm = o.bool("warm_up_at_boot", false);
         int choices = o.integer("least_request_choices", 2);
         double bias = o.number("active_request_bias", 1.0);
+        UpstreamTlsConfig tls = UpstreamTlsJson.read(o.object("tls")); // upstream TLS, null = cleartext
         o.finish();
         return build(o.path(), () -> new ClusterConfig(name, protocol, lb, hosts, connect, response, pool, hc, ss, outlier,
-                panic, warm, choices, bias));
+                panic, warm, choices, bias, tls));
     }
 
     /** {@code "10.0.0.1:8080"} (weight 1) or {@code {"address": "10.0.0.1:8080", "weight": 3}}. */

@@ -20,6 +20,7 @@ import io.sluice.core.config.SlowStartConfig;
 import io.sluice.core.config.StatusRange;
 import io.sluice.core.config.StringMatch;
 import io.sluice.core.config.TransportConfig;
+import io.sluice.core.config.UpstreamTlsConfig;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -54,11 +55,12 @@ final class MosnFormat {
         List<ClusterConfig> clusters = new ArrayList<>();
         JsonObject cm = root.object("cluster_manager");
         if (cm != null) {
-            cm.rejectUnless("tls_context", NO_TLS, TLS_UPSTREAM);
+            // upstream TLS: the cluster_manager's tls_context, for clusters with "cluster_manager_tls": true
+            UpstreamTlsConfig cmTls = MosnTls.upstream(cm.object("tls_context"));
             cm.rejectUnless("auto_discovery", FALSE, "false: clusters come from this file only");
             cm.rejectUnless("clusters_configs", EMPTY, "nothing here: clusters come from this file only");
             cm.warnIgnored(warnings, "no service discovery", "registry_use_health_check");
-            clusters.addAll(cm.array("clusters", (n, p) -> cluster(JsonObject.of(n, p), warnings)));
+            clusters.addAll(cm.array("clusters", (n, p) -> cluster(JsonObject.of(n, p), warnings, cmTls)));
             cm.finish();
         }
         Map<String, Protocol> clusterProtocols = new HashMap<>();
@@ -130,8 +132,6 @@ final class MosnFormat {
             || v.isObject() && v.path("status").isBoolean() && !v.path("status").asBoolean();
     private static final String TLS_DOWNSTREAM = "no TLS (\"status\": false): TLS is not supported yet, and this"
             + " listener would serve plain text";
-    private static final String TLS_UPSTREAM = "no TLS (\"status\": false): upstream TLS is not supported yet, and"
-            + " the hosts would be reached in plain text";
 
     private static List<RouteConfig> virtualHost(JsonObject vh, List<String> warnings) {
         String vhName = vh.string("name", null);
@@ -313,8 +313,9 @@ final class MosnFormat {
         return true;
     }
 
-    private static ClusterConfig cluster(JsonObject o, List<String> warnings) {
+    private static ClusterConfig cluster(JsonObject o, List<String> warnings, UpstreamTlsConfig cmTls) {
         String name = o.requiredString("name");
+        UpstreamTlsConfig tls = clusterTls(o, cmTls); // upstream TLS, null = cleartext
         String type = o.string("type", "SIMPLE");
         if (!type.equalsIgnoreCase("SIMPLE")) {
             throw new ConfigException(o.at("type"), type, "\"SIMPLE\" (static hosts; DNS and original-destination clusters are not supported)");
@@ -324,8 +325,10 @@ final class MosnFormat {
             JsonObject h = JsonObject.of(n, p);
             String address = h.requiredString("address");
             int weight = h.integer("weight", 1);
-            h.warnIgnored(warnings, "host labels and metadata; upstream TLS is not supported anyway", "hostname",
-                    "metadata", "tls_disable");
+            h.warnIgnored(warnings, "host labels and metadata", "hostname", "metadata");
+            // TLS is per cluster here: a host of a TLS cluster cannot opt out (it would silently get TLS)
+            h.rejectUnless("tls_disable", v -> tls == null || v.isBoolean() && !v.asBoolean(),
+                    "false: TLS is set per cluster; put this host in a cluster without tls_context");
             h.finish();
             return build(p, () -> HostConfig.parse(address, weight));
         });
@@ -347,8 +350,6 @@ final class MosnFormat {
         o.rejectUnless("conn_buffer_limit_bytes", v -> false, "no such limit: buffering follows Netty's write"
                 + " watermarks and backpressure; this limit is not supported and would not apply");
         o.rejectUnless("keepalive", EMPTY, "nothing here: upstream keepalive heartbeats are not configurable");
-        o.rejectUnless("tls_context", NO_TLS, TLS_UPSTREAM);
-        o.rejectUnless("cluster_manager_tls", FALSE, "false: " + TLS_UPSTREAM);
         for (String k : new String[] {"lb_subset_config", "spec", "original_dst_lb_config", "dns_resolvers",
                 "dns_refresh_rate", "respect_dns_ttl", "connection_pool_mode"}) {
             o.rejectUnless(k, EMPTY, "nothing here: not supported by this gateway");
@@ -360,7 +361,23 @@ final class MosnFormat {
         double b = bias;
         // MOSN warms up every host present at boot (warm_up_at_boot); say so explicitly in the MOSN format
         return build(o.path(), () -> new ClusterConfig(name, Protocol.HTTP, lb, hosts, connect, null, pool, hc, ss, null,
-                ClusterConfig.DEFAULT_PANIC_THRESHOLD, ss != null, ch, b));
+                ClusterConfig.DEFAULT_PANIC_THRESHOLD, ss != null, ch, b, tls));
+    }
+
+    /** A cluster's own tls_context, or the cluster_manager's with "cluster_manager_tls": true (not both). */
+    private static UpstreamTlsConfig clusterTls(JsonObject o, UpstreamTlsConfig cmTls) {
+        UpstreamTlsConfig own = MosnTls.upstream(o.object("tls_context"));
+        if (o.bool("cluster_manager_tls", false)) {
+            if (cmTls == null) {
+                throw new ConfigException(o.at("cluster_manager_tls"), true,
+                        "false, or a cluster_manager.tls_context with \"status\": true to use");
+            }
+            if (own != null) {
+                throw new ConfigException(o.at("tls_context"), "(enabled)", "no tls_context of its own with cluster_manager_tls");
+            }
+            return cmTls;
+        }
+        return own;
     }
 
     private static HealthCheckConfig healthCheck(JsonObject o, List<String> warnings) {

@@ -29,6 +29,7 @@ import io.sluice.server.metrics.RequestOutcome;
 import io.sluice.server.policy.ratelimit.RouteLimits;
 import io.sluice.server.route.Route;
 import io.sluice.server.route.RouteTable;
+import io.sluice.server.tls.upstream.UpstreamTlsException;
 
 import java.util.ArrayDeque;
 import java.util.concurrent.TimeUnit;
@@ -450,8 +451,9 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
             boolean timeout = f.cause() instanceof ConnectTimeoutException;
             c.onOutcome(target, Outcome.CONNECT_FAILURE);
             dropQueuedBody();
+            String tls = UpstreamTlsException.describe(f.cause()); // upstream TLS: the handshake's failure reason
             respondError(timeout ? HttpResponseStatus.GATEWAY_TIMEOUT : HttpResponseStatus.BAD_GATEWAY,
-                    (timeout ? "timed out connecting to " : "cannot connect to ") + target.address()
+                    tls != null ? tls : (timeout ? "timed out connecting to " : "cannot connect to ") + target.address()
                             + " of cluster " + c.name(),
                     timeout ? RequestOutcome.CONNECT_TIMEOUT : RequestOutcome.CONNECT_FAILURE, false);
             return;
@@ -603,7 +605,11 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
     @Override
     public void onUpstreamError(Throwable cause) {
         // the close that follows reports the loss through onUpstreamInactive
+        upstreamTlsAlert = UpstreamTlsException.alert(cause); // upstream TLS: e.g. a TLS 1.3 client certificate rejected after the handshake
     }
+
+    /** Upstream TLS: what a TLS error on the current upstream connection said, for the 502; null: none. */
+    private String upstreamTlsAlert;
 
     /** The upstream connection of the current exchange closed before the response completed. */
     @Override
@@ -625,7 +631,8 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
             return;
         }
         ex.cluster.onOutcome(ex.host, Outcome.RESET);
-        failUpstream("upstream " + ex.host.address() + " closed the connection before responding");
+        failUpstream("upstream " + ex.host.address() + " closed the connection before responding"
+                + (upstreamTlsAlert != null ? " (TLS: " + upstreamTlsAlert + ")" : ""));
     }
 
     /** The upstream failed after the response head went out: the client cannot be told, only cut off. */
@@ -705,6 +712,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
     // ---------------------------------------------------------------- exchange plumbing
 
     private void attach(Channel ch) {
+        upstreamTlsAlert = null;
         upstream = ch;
         upstreamHandler = UpstreamHandler.of(ch);
         upstreamHandler.owner(this);

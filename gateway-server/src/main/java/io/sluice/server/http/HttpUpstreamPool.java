@@ -15,6 +15,8 @@ import io.sluice.core.time.Scheduler;
 import io.sluice.server.channel.ConnectionTimer;
 import io.sluice.server.channel.SluicePipeline;
 import io.sluice.server.metrics.ClusterMetrics;
+import io.sluice.server.tls.upstream.UpstreamTls;
+import io.sluice.server.tls.upstream.UpstreamTlsContexts;
 import io.sluice.server.transport.Transport;
 
 import java.util.ArrayDeque;
@@ -39,6 +41,9 @@ final class HttpUpstreamPool {
 
     /** Limits of the response decoder of new connections (the listener's http options; set on reload). */
     volatile Http1DecoderConfig responseCodec = HttpListenerContext.responseCodec(HttpOptions.defaults());
+
+    /** The clusters' upstream TLS contexts (set once by the listener context; null: no cluster has TLS). */
+    volatile UpstreamTlsContexts upstreamTls;
 
     static final long SWEEP_PERIOD_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
 
@@ -90,6 +95,7 @@ final class HttpUpstreamPool {
     /** Opens a new connection to {@code host}; the future completes on this loop. */
     ChannelFuture connect(Host host, ClusterConfig cluster) {
         ClusterMetrics cm = meters.apply(cluster.name());
+        UpstreamTls tls = cluster.tls() == null ? null : UpstreamTlsContexts.lookup(upstreamTls, cluster);
         Bootstrap b = bootstrap.clone()
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE, cluster.connectTimeout().toMillis()))
                 .handler(new ChannelInitializer<Channel>() {
@@ -98,12 +104,17 @@ final class HttpUpstreamPool {
                         if (cm != null) {
                             ch.pipeline().addLast(SluicePipeline.UPSTREAM_METER, cm.connectionHandler());
                         }
+                        if (tls != null) {
+                            tls.addHandler(ch, host, cluster.connectTimeout());
+                        }
                         Http1Decoder decoder = Http1Decoder.forResponses(responseCodec);
                         ch.pipeline().addLast(SluicePipeline.HTTP_UPSTREAM_DECODER, decoder)
                                 .addLast(SluicePipeline.HTTP_UPSTREAM, new UpstreamHandler(HttpUpstreamPool.this, host, decoder, cm));
                     }
                 });
-        return b.connect(host.host(), host.port());
+        ChannelFuture f = b.connect(host.host(), host.port());
+        // TLS: the connection counts as open once its handshake succeeded
+        return cluster.tls() == null ? f : UpstreamTls.handshake(tls, f, host, cluster.name());
     }
 
     /**

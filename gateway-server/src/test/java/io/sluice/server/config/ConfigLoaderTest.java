@@ -357,12 +357,12 @@ class ConfigLoaderTest {
                 {CLUSTER, "\"circuit_breakers\": [{\"max_connections\": 10}]", "$.cluster_manager.clusters[0].circuit_breakers: bad value \"[{", "circuit breakers"},
                 {CLUSTER, "\"max_request_per_conn\": 1024", "$.cluster_manager.clusters[0].max_request_per_conn: bad value \"1024\"", "limit"},
                 {CLUSTER, "\"conn_buffer_limit_bytes\": 32768", "$.cluster_manager.clusters[0].conn_buffer_limit_bytes: bad value \"32768\"", "limit"},
-                {CLUSTER, "\"tls_context\": {\"status\": true}", "$.cluster_manager.clusters[0].tls_context:", "plain text"},
+                {CLUSTER, "\"tls_context\": {\"status\": true, \"fall_back\": true}", "$.cluster_manager.clusters[0].tls_context.fall_back:", "plain text"},
                 {CLUSTER, "\"lb_subset_config\": {\"fall_back_policy\": 1}", "$.cluster_manager.clusters[0].lb_subset_config:", "not supported"},
                 {CHECK, "\"timeout\": \"2s\"", ".health_check.check_config.http_check_config.timeout: bad value \"2s\"", "timeout"},
                 {CHECK, "\"port\": 8081", ".http_check_config.port: bad value \"8081\"", "host's own port"},
                 {"\"health_check\": {", "\"common_callbacks\": [\"x\"]", ".health_check.common_callbacks:", "not supported"},
-                {"\"cluster_manager\": {", "\"tls_context\": {\"status\": true}", "$.cluster_manager.tls_context:", "plain text"},
+                {"\"cluster_manager\": {", "\"tls_context\": {\"status\": true, \"ca_cert\": \"-----BEGIN CERTIFICATE-----\"}", "$.cluster_manager.tls_context.ca_cert:", "inline PEM"},
         };
         for (String[] c : cases) {
             assertThat(error(mosnWith(c[0], c[1]))).as(c[1]).contains(c[2], c[3]);
@@ -402,8 +402,7 @@ class ConfigLoaderTest {
         assertThat(ConfigLoader.parse(json, "m.json").warnings()).containsExactlyInAnyOrder(
                 "$.pprof is ignored (MOSN-only)",
                 "$.servers[0].listeners[0]: type, access_logs are ignored (MOSN labels and logs; see access_log in the native format)",
-                "$.cluster_manager.clusters[0].hosts[0].hostname is ignored (host labels and metadata; upstream TLS is not"
-                        + " supported anyway)");
+                "$.cluster_manager.clusters[0].hosts[0].hostname is ignored (host labels and metadata)");
     }
 
     @Test
