@@ -24,12 +24,22 @@ import java.util.Set;
  *                          false (default) = they start warm
  * @param leastRequestChoices   LEAST_REQUEST: hosts sampled per pick (power of N choices)
  * @param activeRequestBias     LEAST_REQUEST with weights: weight / (active + 1) ^ bias
+ * @param hashLb            RING_HASH / MAGLEV: ring and table sizes (defaults when null)
  */
 public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<HostConfig> hosts,
                             Duration connectTimeout, Duration responseTimeout, PoolConfig pool,
                             HealthCheckConfig healthCheck, SlowStartConfig slowStart, OutlierConfig outlier,
                             int panicThreshold, boolean warmUpAtBoot,
-                            int leastRequestChoices, double activeRequestBias) {
+                            int leastRequestChoices, double activeRequestBias, HashLbConfig hashLb) {
+
+    /** A cluster with the default hash table sizes. */
+    public ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<HostConfig> hosts,
+                         Duration connectTimeout, Duration responseTimeout, PoolConfig pool,
+                         HealthCheckConfig healthCheck, SlowStartConfig slowStart, OutlierConfig outlier,
+                         int panicThreshold, boolean warmUpAtBoot, int leastRequestChoices, double activeRequestBias) {
+        this(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck, slowStart, outlier,
+                panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias, null);
+    }
 
     public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(3);
     public static final Duration DEFAULT_RESPONSE_TIMEOUT = Duration.ofSeconds(15);
@@ -52,6 +62,7 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         connectTimeout = connectTimeout == null ? DEFAULT_CONNECT_TIMEOUT : Checks.positive("connect_timeout", connectTimeout);
         responseTimeout = responseTimeout == null ? DEFAULT_RESPONSE_TIMEOUT : Checks.positive("response_timeout", responseTimeout);
         pool = pool == null ? PoolConfig.defaults() : pool;
+        hashLb = hashLb == null ? HashLbConfig.defaults() : hashLb;
         Checks.range("panic_threshold", panicThreshold, 0, 100);
         Checks.range("least_request_choices", leastRequestChoices, 2, 100);
         if (!(activeRequestBias >= 0) || Double.isInfinite(activeRequestBias)) {
@@ -118,6 +129,7 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         b.warmUpAtBoot = warmUpAtBoot;
         b.leastRequestChoices = leastRequestChoices;
         b.activeRequestBias = activeRequestBias;
+        b.hashLb = hashLb;
         return b;
     }
 
@@ -142,6 +154,7 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         private boolean warmUpAtBoot;
         private int leastRequestChoices = 2;
         private double activeRequestBias = 1.0;
+        private HashLbConfig hashLb;
 
         private Builder() {
         }
@@ -216,6 +229,11 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
             return this;
         }
 
+        public Builder hashLb(HashLbConfig hashLb) {
+            this.hashLb = hashLb;
+            return this;
+        }
+
         /** The hosts, given one by one. */
         public Builder hosts(HostConfig... hosts) {
             this.hosts = List.of(hosts);
@@ -223,7 +241,7 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         }
 
         public ClusterConfig build() {
-            return new ClusterConfig(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck, slowStart, outlier, panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias);
+            return new ClusterConfig(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck, slowStart, outlier, panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias, hashLb);
         }
     }
 }

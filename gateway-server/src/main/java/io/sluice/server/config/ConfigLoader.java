@@ -14,6 +14,7 @@ import io.sluice.core.config.ClusterConfig;
 import io.sluice.core.config.ConfigException;
 import io.sluice.core.config.GatewayConfig;
 import io.sluice.core.config.HeaderMatch;
+import io.sluice.core.config.HashLbConfig;
 import io.sluice.core.config.HealthCheckConfig;
 import io.sluice.core.config.HostConfig;
 import io.sluice.core.config.HttpOptions;
@@ -28,6 +29,7 @@ import io.sluice.core.config.RouteMatch;
 import io.sluice.core.config.SlowStartConfig;
 import io.sluice.core.config.StatusRange;
 import io.sluice.core.config.StringMatch;
+import io.sluice.core.config.TrafficPolicy;
 import io.sluice.core.config.TransportConfig;
 import io.sluice.core.config.WatchConfig;
 
@@ -240,11 +242,13 @@ public final class ConfigLoader {
     private static RouteConfig route(JsonObject o) {
         String name = o.string("name", null);
         RouteMatch match = match(o.object("match"));
-        String cluster = o.requiredString("cluster");
+        TrafficPolicy traffic = TrafficJson.route(o); // weighted_clusters, hash_policy, mirrors
+        String cluster = traffic != null && traffic.weightedClusters() != null ? o.string("cluster", null)
+                : o.requiredString("cluster");
         String rewrite = o.string("prefix_rewrite", null);
         Duration timeout = o.duration("timeout", null);
         o.finish();
-        return build(o.path(), () -> new RouteConfig(name, match, cluster, rewrite, timeout));
+        return build(o.path(), () -> new RouteConfig(name, match, cluster, rewrite, timeout, traffic));
     }
 
     private static RouteMatch match(JsonObject o) {
@@ -325,9 +329,10 @@ public final class ConfigLoader {
         boolean warm = o.bool("warm_up_at_boot", false);
         int choices = o.integer("least_request_choices", 2);
         double bias = o.number("active_request_bias", 1.0);
+        HashLbConfig hashLb = TrafficJson.hashLb(o); // ring_hash, maglev
         o.finish();
         return build(o.path(), () -> new ClusterConfig(name, protocol, lb, hosts, connect, response, pool, hc, ss, outlier,
-                panic, warm, choices, bias));
+                panic, warm, choices, bias, hashLb));
     }
 
     /** {@code "10.0.0.1:8080"} (weight 1) or {@code {"address": "10.0.0.1:8080", "weight": 3}}. */
@@ -537,7 +542,7 @@ public final class ConfigLoader {
         LbPolicy p = LbPolicy.parse(s);
         if (p == null) {
             throw new ConfigException(o.at(key), s,
-                    "one of weighted_round_robin, round_robin, random, least_request (or MOSN's LB_* names)");
+                    "one of weighted_round_robin, round_robin, random, least_request, ring_hash, maglev (or MOSN's LB_* names)");
         }
         return p;
     }

@@ -28,6 +28,7 @@ import io.sluice.server.metrics.ClusterMetrics;
 import io.sluice.server.metrics.RequestOutcome;
 import io.sluice.server.route.Route;
 import io.sluice.server.route.RouteTable;
+import io.sluice.server.route.RouteTraffic;
 
 import java.util.ArrayDeque;
 import java.util.concurrent.TimeUnit;
@@ -323,8 +324,15 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
                     + " bytes exceeds the limit of " + max, RequestOutcome.BODY_TOO_LARGE, true);
             return;
         }
-        ex.cluster = ex.route.cluster();
-        ex.host = ex.cluster.pick();
+        RouteTraffic traffic = ex.route.traffic();
+        if (traffic == null) {
+            ex.cluster = ex.route.cluster();
+            ex.host = ex.cluster.pick();
+        } else { // weighted clusters, hash balancing (docs/traffic-routing.md)
+            long key = traffic.key(req::header, null, peer::ip);
+            ex.cluster = traffic.cluster(ex.route.cluster(), key);
+            ex.host = RouteTraffic.pick(ex.cluster, key);
+        }
         if (ex.host == null) {
             respondError(HttpResponseStatus.SERVICE_UNAVAILABLE, "no healthy host in cluster " + ex.cluster.name(),
                     RequestOutcome.NO_HEALTHY_HOST, false);

@@ -1,0 +1,114 @@
+package io.sluice.server.config;
+
+import io.sluice.core.config.ConfigException;
+import io.sluice.core.config.HashLbConfig;
+import io.sluice.core.config.HashPolicy;
+import io.sluice.core.config.MirrorPolicy;
+import io.sluice.core.config.TrafficPolicy;
+import io.sluice.core.config.WeightedCluster;
+import io.sluice.core.config.WeightedClusters;
+
+import java.time.Duration;
+import java.util.List;
+
+import static io.sluice.server.config.ConfigLoader.build;
+
+/**
+ * The native JSON of traffic management (docs/traffic-routing.md): a route's {@code weighted_clusters},
+ * {@code hash_policy} and {@code mirrors}, and a cluster's {@code ring_hash} / {@code maglev} sizes.
+ */
+final class TrafficJson {
+
+    private TrafficJson() {
+    }
+
+    /** Reads the route keys of traffic management from {@code route}; null when it has none. */
+    static TrafficPolicy route(JsonObject route) {
+        WeightedClusters weighted = weightedClusters(route.object("weighted_clusters"));
+        List<HashPolicy> hash = route.array("hash_policy", (n, p) -> hashPolicy(JsonObject.of(n, p)));
+        List<MirrorPolicy> mirrors = route.array("mirrors", (n, p) -> mirror(JsonObject.of(n, p)));
+        return build(route.path(), () -> TrafficPolicy.of(weighted, hash, mirrors));
+    }
+
+    /** {@code {"clusters": [{"name": "a", "weight": 90}, ...], "sticky": false}}. */
+    static WeightedClusters weightedClusters(JsonObject o) {
+        if (o == null) {
+            return null;
+        }
+        List<WeightedCluster> clusters = o.array("clusters", (n, p) -> {
+            JsonObject c = JsonObject.of(n, p);
+            String name = c.requiredString("name");
+            int weight = c.integer("weight", -1);
+            if (weight < 0) {
+                throw new ConfigException(c.at("weight"), c.has("weight") ? weight : null,
+                        "a whole number in [0, " + WeightedClusters.MAX_TOTAL_WEIGHT + "]");
+            }
+            c.finish();
+            return build(p, () -> new WeightedCluster(name, weight));
+        });
+        boolean sticky = o.bool("sticky", false);
+        o.finish();
+        return build(o.path(), () -> new WeightedClusters(clusters, sticky));
+    }
+
+    /** {@code {"header": "x-user"}}, {@code {"cookie": "sid"}}, {@code {"client_address": true}} or {@code {"service": true}}. */
+    static HashPolicy hashPolicy(JsonObject o) {
+        String header = o.string("header", null);
+        String cookie = o.string("cookie", null);
+        boolean client = o.bool("client_address", false);
+        boolean service = o.bool("service", false);
+        o.finish();
+        int given = (header != null ? 1 : 0) + (cookie != null ? 1 : 0) + (client ? 1 : 0) + (service ? 1 : 0);
+        if (given != 1) {
+            throw new ConfigException(o.path(), given == 0 ? "{}" : "several sources",
+                    "exactly one of {\"header\": name}, {\"cookie\": name}, {\"client_address\": true}, {\"service\": true}");
+        }
+        HashPolicy.Kind kind = header != null ? HashPolicy.Kind.HEADER : cookie != null ? HashPolicy.Kind.COOKIE
+                : client ? HashPolicy.Kind.CLIENT_ADDRESS : HashPolicy.Kind.SERVICE;
+        String name = header != null ? header : cookie;
+        return build(o.path(), () -> new HashPolicy(kind, name));
+    }
+
+    /** {@code {"cluster": "shadow", "percent": 10, "max_body_bytes": "64KiB", "max_concurrent": 32, "timeout": "2s"}}. */
+    static MirrorPolicy mirror(JsonObject o) {
+        String cluster = o.requiredString("cluster");
+        double percent = o.number("percent", 100);
+        long maxBody = o.bytes("max_body_bytes", MirrorPolicy.DEFAULT_MAX_BODY_BYTES);
+        int maxConcurrent = o.integer("max_concurrent", MirrorPolicy.DEFAULT_MAX_CONCURRENT);
+        Duration timeout = o.duration("timeout", null);
+        o.finish();
+        return build(o.path(), () -> new MirrorPolicy(cluster, percent, maxBody, maxConcurrent, timeout));
+    }
+
+    /** A cluster's {@code ring_hash: {min_ring_size, max_ring_size}} and {@code maglev: {table_size}}. */
+    static HashLbConfig hashLb(JsonObject cluster) {
+        JsonObject ring = cluster.object("ring_hash");
+        JsonObject maglev = cluster.object("maglev");
+        if (ring == null && maglev == null) {
+            return null;
+        }
+        HashLbConfig d = HashLbConfig.defaults();
+        int min = d.minRingSize();
+        int max = d.maxRingSize();
+        int table = d.maglevTableSize();
+        if (ring != null) {
+            min = ring.integer("min_ring_size", min);
+            max = ring.integer("max_ring_size", max);
+            ring.finish();
+        }
+        if (maglev != null) {
+            table = maglev.integer("table_size", table);
+            maglev.finish();
+        }
+        int mn = min;
+        int mx = max;
+        int t = table;
+        try {
+            return new HashLbConfig(mn, mx, t);
+        } catch (ConfigException e) {
+            String owner = e.path().equals("table_size") ? (maglev != null ? maglev.path() : cluster.path())
+                    : (ring != null ? ring.path() : cluster.path());
+            throw e.under(owner);
+        }
+    }
+}
