@@ -13,8 +13,12 @@ import java.util.Arrays;
  * its hash (wrapping). Adding a host to {@code n} takes about {@code 1/(n+1)} of the keys, all of them
  * to the new host; removing one moves only its keys.
  *
- * <p>Ring size (Envoy's rule): scaled so the lightest host gets {@code min_ring_size × its share}
- * points, rounded up, at least {@code min_ring_size} and at most {@code max_ring_size} points in all.
+ * <p>Ring size: each unit of (clamped) weight gets {@code 2 × min_ring_size / W} points, {@code W} the
+ * total weight rounded up to a power of two, so the ring holds {@code [min_ring_size, 2 × min_ring_size)}
+ * points (at most {@code max_ring_size}, at least one a host). A host's points are a prefix of its
+ * own sequence and their number depends on the others only through {@code W}: a host joining or
+ * leaving moves only its own keys unless the total weight crosses a power of two (then the
+ * per-host counts halve or double, and some more keys move).
  * The ring is two parallel arrays sorted by point (43 significant bits); a lookup is a binary search.
  */
 final class RingHashPicker extends HashPicker {
@@ -29,7 +33,7 @@ final class RingHashPicker extends HashPicker {
         super(hosts, slowStart, ticker, random);
         int n = hosts.length;
         double sum = 0;
-        double min = Double.MAX_VALUE;
+        double min = Double.MAX_VALUE; // lightest weight: it still gets a point
         for (double w : base) {
             sum += w;
             min = Math.min(min, w);
@@ -39,14 +43,16 @@ final class RingHashPicker extends HashPicker {
             owners = new int[0];
             return;
         }
-        double minShare = min / sum;
-        double scale = Math.min(Math.ceil(minShare * cfg.minRingSize()) / minShare, cfg.maxRingSize());
+        // points per unit of weight: 2 × min_ring_size / (total weight rounded up to a power of two), so the
+        // ring holds between min_ring_size and twice that, and a host's point count (a prefix of its own
+        // point sequence) only changes when the total weight crosses a power of two
+        long pow2 = Long.highestOneBit((long) Math.ceil(sum) - 1) << 1;
+        double perUnit = Math.ceil(2.0 * cfg.minRingSize() / Math.max(1, pow2));
+        perUnit = Math.max(1.0 / min, Math.min(perUnit, cfg.maxRingSize() / sum));
         long[][] byHost = new long[n][];
-        double target = 0;
         long placed = 0;
         for (int i = 0; i < n; i++) {
-            target += base[i] / sum * scale;
-            long count = Math.max(1, (long) Math.floor(target) - placed);
+            long count = Math.max(1, Math.round(base[i] * perUnit));
             placed += count;
             byHost[i] = new long[(int) count];
             String a = hosts[i].address() + "_";
