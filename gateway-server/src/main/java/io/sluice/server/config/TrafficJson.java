@@ -1,6 +1,9 @@
 package io.sluice.server.config;
 
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sluice.core.config.ConfigException;
+import io.sluice.core.config.DurationFormat;
 import io.sluice.core.config.HashLbConfig;
 import io.sluice.core.config.HashPolicy;
 import io.sluice.core.config.MirrorPolicy;
@@ -110,5 +113,50 @@ final class TrafficJson {
                     : (ring != null ? ring.path() : cluster.path());
             throw e.under(owner);
         }
+    }
+
+    // ------------------------------------------------------------------ rendering (the /config endpoint)
+
+    static void render(ObjectNode route, TrafficPolicy t) {
+        if (t == null) {
+            return;
+        }
+        if (t.weightedClusters() != null) {
+            ObjectNode w = route.putObject("weighted_clusters");
+            ArrayNode cs = w.putArray("clusters");
+            for (WeightedCluster c : t.weightedClusters().clusters()) {
+                cs.addObject().put("name", c.name()).put("weight", c.weight());
+            }
+            w.put("sticky", t.weightedClusters().sticky());
+        }
+        if (!t.hashPolicy().isEmpty()) {
+            ArrayNode hs = route.putArray("hash_policy");
+            for (HashPolicy h : t.hashPolicy()) {
+                switch (h.kind()) {
+                    case HEADER -> hs.addObject().put("header", h.name());
+                    case COOKIE -> hs.addObject().put("cookie", h.name());
+                    case CLIENT_ADDRESS -> hs.addObject().put("client_address", true);
+                    case SERVICE -> hs.addObject().put("service", true);
+                }
+            }
+        }
+        if (!t.mirrors().isEmpty()) {
+            ArrayNode ms = route.putArray("mirrors");
+            for (MirrorPolicy m : t.mirrors()) {
+                ObjectNode mn = ms.addObject().put("cluster", m.cluster()).put("percent", m.percent())
+                        .put("max_body_bytes", m.maxBodyBytes()).put("max_concurrent", m.maxConcurrent());
+                if (m.timeout() != null) {
+                    mn.put("timeout", DurationFormat.format(m.timeout()));
+                }
+            }
+        }
+    }
+
+    static void render(ObjectNode cluster, HashLbConfig h) {
+        if (h.equals(HashLbConfig.defaults())) {
+            return;
+        }
+        cluster.putObject("ring_hash").put("min_ring_size", h.minRingSize()).put("max_ring_size", h.maxRingSize());
+        cluster.putObject("maglev").put("table_size", h.maglevTableSize());
     }
 }
