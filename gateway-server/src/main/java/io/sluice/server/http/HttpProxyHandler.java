@@ -352,6 +352,10 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         boolean xf = ex.options.xForwarded();
         ByteBuf head = ProxyHeads.requestHead(ctx.alloc(), req, rewritten, hostOverride, xf ? peer.ip() : null,
                 xf && peer.trusted(ex.options), expect);
+        if (traffic != null && traffic.mirrors() != null) { // request mirroring (docs/traffic-routing.md)
+            ex.mirror = Mirror.begin(traffic.mirrors(), ctx.alloc(), req, rewritten, xf ? peer.ip() : null,
+                    xf && peer.trusted(ex.options), expect, ex.requestComplete, pool, scheduler);
+        }
         if (lc.accessLog() == null) {
             ex.request = null; // nothing needs the received head any more
             req.release();
@@ -400,6 +404,9 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
                 boolean last = b.isLast();
                 if (last) {
                     ex.requestComplete = true;
+                }
+                if (ex.mirror != null) {
+                    Mirror.body(ex.mirror, b.content(), b.payloadBytes(), last);
                 }
                 upstream.write(b.content(), upstream.voidPromise());
                 wroteUpstream = true;
@@ -763,6 +770,10 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
             e.target = ex.request == null ? "-" : ex.method + " " + ex.request.target();
         }
         releaseRequest();
+        if (ex.mirror != null) {
+            Mirror.exchangeEnded(ex.mirror);
+            ex.mirror = null;
+        }
         ex.bytesOut = 0;
         if (ex.host != null) {
             ex.host.requestFinished();

@@ -28,6 +28,7 @@ import java.util.concurrent.atomic.LongAdder;
  *       {@code sluice.upstream.connections.retired{cluster, reason}} (HTTP keep-alive connections
  *       closed instead of reused because they were not provably clean)</li>
  *   <li>{@code sluice.health_check.attempts{cluster, result}}</li>
+ *   <li>{@code sluice.mirror.requests{cluster, result}}: request copies mirrored to this (shadow) cluster</li>
  * </ul>
  */
 public final class ClusterMetrics implements AutoCloseable {
@@ -55,6 +56,15 @@ public final class ClusterMetrics implements AutoCloseable {
     private final Counter[] retired = new Counter[RETIRE_REASONS.length];
     private final Counter probesPassed;
     private final Counter probesFailed;
+    /** Mirror results, indexes into {@link #MIRROR_RESULTS}: see {@link #mirrored(int)}. */
+    public static final int MIRROR_SENT = 0;
+    public static final int MIRROR_FAILED = 1;
+    public static final int MIRROR_TIMEOUT = 2;
+    public static final int MIRROR_DROPPED = 3;
+    public static final int MIRROR_TOO_LARGE = 4;
+    public static final int MIRROR_ABANDONED = 5;
+    private static final String[] MIRROR_RESULTS = {"sent", "failed", "timeout", "dropped", "too_large", "abandoned"};
+    private final Counter[] mirrors = new Counter[MIRROR_RESULTS.length];
     private final LongAdder open = new LongAdder();
     private final LongAdder inUse = new LongAdder();
     private final ChannelHandler connectionHandler = new ConnectionHandler();
@@ -91,6 +101,22 @@ public final class ClusterMetrics implements AutoCloseable {
                 .description("Active health probes by result").register(registry));
         probesFailed = add(Counter.builder("sluice.health_check.attempts").tags("cluster", name, "result", "failure")
                 .description("Active health probes by result").register(registry));
+        for (int i = 0; i < MIRROR_RESULTS.length && !multiplexed; i++) {
+            mirrors[i] = add(Counter.builder("sluice.mirror.requests").tags("cluster", name, "result", MIRROR_RESULTS[i])
+                    .description("Request copies mirrored to this shadow cluster, by result: sent (a response came back),"
+                            + " failed (no host, connect error, reset), timeout, dropped (max_concurrent mirrors in flight),"
+                            + " too_large (body over max_body_bytes, not mirrored), abandoned (the client's request ended"
+                            + " before its body was complete)")
+                    .register(registry));
+        }
+    }
+
+    /** Counts one mirror that ended with {@code result} ({@link #MIRROR_SENT}...). */
+    public void mirrored(int result) {
+        Counter c = mirrors[result];
+        if (c != null) {
+            c.increment();
+        }
     }
 
     private <M extends Meter> M add(M m) {
