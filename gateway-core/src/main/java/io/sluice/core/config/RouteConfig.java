@@ -15,7 +15,7 @@ import java.util.List;
  * @param timeout       HTTP: upstream response timeout for this route (null = the cluster's; with
  *                      weighted clusters, the first one's)
  * @param traffic       weighted clusters, hash key, mirrors (null = none); with weighted clusters
- *                      {@code cluster} may be null and becomes the first of them
+ *                      {@code cluster} is null (or the first of them) and becomes the first of them
  */
 public record RouteConfig(String name, RouteMatch match, String cluster, String prefixRewrite, Duration timeout,
                           TrafficPolicy traffic) {
@@ -29,7 +29,7 @@ public record RouteConfig(String name, RouteMatch match, String cluster, String 
         match = match == null ? RouteMatch.ANY : match;
         WeightedClusters wc = traffic == null ? null : traffic.weightedClusters();
         if (wc != null) {
-            if (cluster != null) {
+            if (cluster != null && !cluster.equals(wc.clusters().get(0).name())) {
                 throw new ConfigException("cluster", cluster, "no \"cluster\" next to \"weighted_clusters\" (one or the other)");
             }
             cluster = wc.clusters().get(0).name();

@@ -243,12 +243,19 @@ public final class ConfigLoader {
         String name = o.string("name", null);
         RouteMatch match = match(o.object("match"));
         TrafficPolicy traffic = TrafficJson.route(o); // weighted_clusters, hash_policy, mirrors
-        String cluster = traffic != null && traffic.weightedClusters() != null ? o.string("cluster", null)
-                : o.requiredString("cluster");
+        String cluster = o.string("cluster", null);
+        if (traffic != null && traffic.weightedClusters() != null) {
+            if (cluster != null) {
+                throw new ConfigException(o.at("cluster"), cluster, "no \"cluster\" next to \"weighted_clusters\" (one or the other)");
+            }
+        } else if (cluster == null) {
+            cluster = o.requiredString("cluster");
+        }
+        String target = cluster;
         String rewrite = o.string("prefix_rewrite", null);
         Duration timeout = o.duration("timeout", null);
         o.finish();
-        return build(o.path(), () -> new RouteConfig(name, match, cluster, rewrite, timeout, traffic));
+        return build(o.path(), () -> new RouteConfig(name, match, target, rewrite, timeout, traffic));
     }
 
     private static RouteMatch match(JsonObject o) {

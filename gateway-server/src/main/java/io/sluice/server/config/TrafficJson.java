@@ -115,6 +115,76 @@ final class TrafficJson {
         }
     }
 
+    // ------------------------------------------------------------------ MOSN format
+
+    /**
+     * MOSN: the route action's {@code weighted_clusters} ({@code [{"cluster": {"name", "weight"}}]}) and
+     * {@code hash_policy} ({@code [{"header": {"key"}}, {"cookie": {"name"}}, {"source_ip": {}}]}), and the
+     * router's {@code request_mirror_policies} ({@code {"cluster", "percent"}}); null when none is set.
+     * What cannot be mapped (metadata_match, a cookie path or ttl, trace_sampled) is an error naming the path.
+     */
+    static TrafficPolicy mosnRoute(JsonObject action, JsonObject router) {
+        List<WeightedCluster> weighted = action.array("weighted_clusters", (n, p) -> {
+            JsonObject wrapper = JsonObject.of(n, p);
+            JsonObject c = wrapper.object("cluster");
+            if (c == null) {
+                throw new ConfigException(wrapper.at("cluster"), null, "{\"name\": .., \"weight\": ..}");
+            }
+            wrapper.finish();
+            String name = c.requiredString("name");
+            int weight = c.integer("weight", 0);
+            c.rejectUnless("metadata_match", v -> v.isContainerNode() && v.size() == 0,
+                    "nothing here: subset load balancing is not supported");
+            c.finish();
+            return build(c.path(), () -> new WeightedCluster(name, weight));
+        });
+        WeightedClusters wc = weighted.isEmpty() ? null
+                : build(action.at("weighted_clusters"), () -> new WeightedClusters(weighted, false));
+        List<HashPolicy> hash = action.array("hash_policy", (n, p) -> {
+            JsonObject o = JsonObject.of(n, p);
+            JsonObject header = o.object("header");
+            JsonObject cookie = o.object("cookie");
+            JsonObject source = o.object("source_ip");
+            int given = (header != null ? 1 : 0) + (cookie != null ? 1 : 0) + (source != null ? 1 : 0);
+            if (given != 1) {
+                throw new ConfigException(p, given == 0 ? "{}" : "several sources",
+                        "exactly one of {\"header\": {\"key\": ..}}, {\"cookie\": {\"name\": ..}}, {\"source_ip\": {}}");
+            }
+            o.finish();
+            HashPolicy h;
+            if (header != null) {
+                String key = header.requiredString("key");
+                header.finish();
+                h = build(header.path(), () -> HashPolicy.header(key));
+            } else if (cookie != null) {
+                String name = cookie.requiredString("name");
+                cookie.rejectUnless("path", v -> v.isTextual() && v.asText().isEmpty(),
+                        "nothing here: the gateway never sets the cookie, it only reads it");
+                cookie.rejectUnless("ttl", v -> v.isTextual() && (v.asText().isEmpty() || v.asText().equals("0s")),
+                        "nothing here: the gateway never sets the cookie, it only reads it");
+                cookie.finish();
+                h = build(cookie.path(), () -> HashPolicy.cookie(name));
+            } else {
+                source.finish();
+                h = HashPolicy.clientAddress();
+            }
+            return h;
+        });
+        List<MirrorPolicy> mirrors = List.of();
+        JsonObject m = router.object("request_mirror_policies");
+        if (m != null) {
+            String cluster = m.requiredString("cluster");
+            double percent = m.has("percent") ? m.integer("percent", 100) : 100;
+            m.rejectUnless("trace_sampled", v -> v.isBoolean() && !v.asBoolean(),
+                    "false: mirroring does not follow trace sampling");
+            m.finish();
+            mirrors = List.of(build(m.path(), () -> new MirrorPolicy(cluster, percent, MirrorPolicy.DEFAULT_MAX_BODY_BYTES,
+                    MirrorPolicy.DEFAULT_MAX_CONCURRENT, null)));
+        }
+        List<MirrorPolicy> ms = mirrors;
+        return build(action.path(), () -> TrafficPolicy.of(wc, hash, ms));
+    }
+
     // ------------------------------------------------------------------ rendering (the /config endpoint)
 
     static void render(ObjectNode route, TrafficPolicy t) {

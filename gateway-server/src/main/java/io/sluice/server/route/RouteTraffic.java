@@ -137,6 +137,11 @@ public final class RouteTraffic {
         return key == Hashing.NO_KEY ? c.pick() : c.pick(key);
     }
 
+    /** The clusters of the split, or null when the route does not split. */
+    public ClusterBalancer[] sides() {
+        return sides;
+    }
+
     /** The route's mirrors, or null. */
     public MirrorTarget[] mirrors() {
         return mirrors;

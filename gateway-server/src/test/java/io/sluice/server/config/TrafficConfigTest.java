@@ -125,4 +125,73 @@ class TrafficConfigTest {
                 .startsWith(c + ".ring_hash.min_ring_size:");
         assertThat(error("{\"cluster\": \"a\"}", ", \"ring_hash\": {\"max_ring_size\": 99999999}")).startsWith(c + ".ring_hash.max_ring_size:");
     }
+
+    private static String mosn(String route, String router) {
+        return """
+                {"servers": [{"listeners": [{"name": "l", "address": "127.0.0.1:2046",
+                   "filter_chains": [{"filters": [{"type": "proxy", "config": {"downstream_protocol": "%s",
+                     "router_config_name": "r"}}]}]}],
+                  "routers": [{"router_config_name": "r", "virtual_hosts": [{"name": "v", "domains": ["*"],
+                     "routers": [{"match": {"prefix": "/"}, "route": {%s}%s}]}]}]}],
+                 "cluster_manager": {"clusters": [
+                   {"name": "a", "type": "SIMPLE", "lb_type": "LB_MAGLEV", "hosts": [{"address": "127.0.0.1:9000"}]},
+                   {"name": "b", "type": "SIMPLE", "hosts": [{"address": "127.0.0.1:9001"}]},
+                   {"name": "shadow", "type": "SIMPLE", "hosts": [{"address": "127.0.0.1:9002"}]}]}}
+                """.formatted(route.contains("bolt") ? "bolt" : "Http1", route.replace("bolt", ""), router);
+    }
+
+    private static String mosnError(String route, String router) {
+        try {
+            ConfigLoader.parse(mosn(route, router), "m.json");
+        } catch (ConfigException e) {
+            return e.getMessage();
+        }
+        throw new AssertionError("no error for " + route + " / " + router);
+    }
+
+    @Test
+    void mosnWeightedClustersHashPolicyAndMirrorsMap() {
+        String route = """
+                "weighted_clusters": [{"cluster": {"name": "a", "weight": 90}}, {"cluster": {"name": "b", "weight": 10}}],
+                "hash_policy": [{"header": {"key": "x-user"}}, {"cookie": {"name": "sid"}}, {"source_ip": {}}]""";
+        String mirror = ", \"request_mirror_policies\": {\"cluster\": \"shadow\", \"percent\": 25}";
+        GatewayConfig c = ConfigLoader.parse(mosn(route, mirror), "m.json").config();
+        RouteConfig r = c.listeners().get(0).routes().get(0);
+        assertThat(r.cluster()).isEqualTo("a");
+        assertThat(r.traffic().weightedClusters().clusters()).extracting(w -> w.name() + "=" + w.weight())
+                .containsExactly("a=90", "b=10");
+        assertThat(r.traffic().hashPolicy()).containsExactly(HashPolicy.header("x-user"), HashPolicy.cookie("sid"),
+                HashPolicy.clientAddress());
+        assertThat(r.traffic().mirrors()).extracting(MirrorPolicy::cluster, MirrorPolicy::percent).containsExactly(
+                org.assertj.core.groups.Tuple.tuple("shadow", 25.0));
+        assertThat(c.cluster("a").lb()).isEqualTo(LbPolicy.MAGLEV);
+        // a Bolt listener's split makes both clusters Bolt clusters
+        GatewayConfig bolt = ConfigLoader.parse(mosn("bolt\"weighted_clusters\": [{\"cluster\": {\"name\": \"a\", \"weight\": 1}},"
+                + " {\"cluster\": {\"name\": \"b\", \"weight\": 1}}]", ""), "m.json").config();
+        assertThat(bolt.cluster("b").protocol()).isEqualTo(io.sluice.core.config.Protocol.BOLT);
+    }
+
+    @Test
+    void mosnTrafficKeysThatCannotBeMappedNameTheirPath() {
+        String r = "$.servers[0].routers[0].virtual_hosts[0].routers[0]";
+        String two = "\"weighted_clusters\": [{\"cluster\": {\"name\": \"a\", \"weight\": 1}}]";
+        assertThat(mosnError("\"cluster_name\": \"b\", " + two, "")).startsWith(r + ".route.cluster_name:");
+        assertThat(mosnError("\"weighted_clusters\": [{\"name\": \"a\"}]", "")).startsWith(r + ".route.weighted_clusters[0]");
+        assertThat(mosnError("\"weighted_clusters\": [{\"cluster\": {\"name\": \"a\", \"weight\": 0}}]", ""))
+                .startsWith(r + ".route.weighted_clusters.clusters:");
+        assertThat(mosnError("\"weighted_clusters\": [{\"cluster\": {\"name\": \"zz\", \"weight\": 1}}]", ""))
+                .contains(".weighted_clusters.clusters[0].name:");
+        assertThat(mosnError("\"cluster_name\": \"a\", \"hash_policy\": [{\"cookie\": {\"name\": \"sid\", \"ttl\": \"1h\"}}]", ""))
+                .startsWith(r + ".route.hash_policy[0].cookie.ttl:");
+        assertThat(mosnError("\"cluster_name\": \"a\", \"hash_policy\": [{\"header\": {}}]", ""))
+                .startsWith(r + ".route.hash_policy[0].header.key:");
+        assertThat(mosnError("\"cluster_name\": \"a\", \"hash_policy\": [{\"query\": {\"name\": \"q\"}}]", ""))
+                .startsWith(r + ".route.hash_policy[0]");
+        assertThat(mosnError("\"cluster_name\": \"a\"", ", \"request_mirror_policies\": {\"cluster\": \"shadow\", \"trace_sampled\": true}"))
+                .startsWith(r + ".request_mirror_policies.trace_sampled:");
+        assertThat(mosnError("\"cluster_name\": \"a\"", ", \"request_mirror_policies\": {\"cluster\": \"shadow\", \"percent\": 0}"))
+                .startsWith(r + ".request_mirror_policies.percent:");
+        assertThat(mosnError("\"cluster_name\": \"a\", \"request_mirror_policies\": {\"cluster\": \"shadow\"}", ""))
+                .startsWith(r + ".route.request_mirror_policies:");
+    }
 }

@@ -143,6 +143,9 @@ class WeightedClustersIT {
         assertThat(counts.get(body(canary))).isBetween(900, 1_100);
         // the schedule is exact: every request picked once, so exactly 9 000 / 1 000
         assertThat(counts.get(body(canary))).isEqualTo(1_000);
+        // upstream meters count each request on the cluster that served it
+        assertThat(gw.meterRegistry().get("sluice.upstream.requests").tag("cluster", "canary").counter().count()).isEqualTo(1_000);
+        assertThat(gw.meterRegistry().get("sluice.upstream.requests").tag("cluster", "stable").counter().count()).isEqualTo(9_000);
     }
 
     @Test
