@@ -13,12 +13,12 @@ import java.util.Arrays;
  * its hash (wrapping). Adding a host to {@code n} takes about {@code 1/(n+1)} of the keys, all of them
  * to the new host; removing one moves only its keys.
  *
- * <p>Ring size: each unit of (clamped) weight gets {@code 2 × min_ring_size / W} points, {@code W} the
- * total weight rounded up to a power of two, so the ring holds {@code [min_ring_size, 2 × min_ring_size)}
- * points (at most {@code max_ring_size}, at least one a host). A host's points are a prefix of its
- * own sequence and their number depends on the others only through {@code W}: a host joining or
- * leaving moves only its own keys unless the total weight crosses a power of two (then the
- * per-host counts halve or double, and some more keys move).
+ * <p>Ring size: each unit of (clamped) weight gets {@code min_ring_size} points, so the ring holds
+ * at least {@code min_ring_size} points and a host's points — a prefix of its own sequence — do not
+ * depend on the other hosts: a host joining or leaving moves only its own keys, on every gateway
+ * alike (the ring depends on the host set only, not on history). Only when {@code total weight ×
+ * min_ring_size} would pass {@code max_ring_size} does the per-unit count shrink to fit (and more
+ * keys move when the host set changes).
  * The ring is two parallel arrays sorted by point (43 significant bits); a lookup is a binary search.
  */
 final class RingHashPicker extends HashPicker {
@@ -43,12 +43,11 @@ final class RingHashPicker extends HashPicker {
             owners = new int[0];
             return;
         }
-        // points per unit of weight: 2 × min_ring_size / (total weight rounded up to a power of two), so the
-        // ring holds between min_ring_size and twice that, and a host's point count (a prefix of its own
-        // point sequence) only changes when the total weight crosses a power of two
-        long pow2 = Long.highestOneBit((long) Math.ceil(sum) - 1) << 1;
-        double perUnit = Math.ceil(2.0 * cfg.minRingSize() / Math.max(1, pow2));
-        perUnit = Math.max(1.0 / min, Math.min(perUnit, cfg.maxRingSize() / sum));
+        // points per unit of weight: min_ring_size, whatever the other hosts — so a host's points (a prefix
+        // of its own sequence) do not change when others join or leave — unless the ring would pass
+        // max_ring_size, where the unit shrinks to fit
+        double perUnit = Math.min(cfg.minRingSize(), Math.floor(cfg.maxRingSize() / sum));
+        perUnit = Math.max(perUnit, 1.0 / min);
         long[][] byHost = new long[n][];
         long placed = 0;
         for (int i = 0; i < n; i++) {

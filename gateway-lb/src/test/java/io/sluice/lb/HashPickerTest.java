@@ -184,10 +184,10 @@ class HashPickerTest {
         Host[] hs = {new Host(HostConfig.parse("10.0.0.1:80", 1)), new Host(HostConfig.parse("10.0.0.2:80", 1))};
         RingHashPicker small = new RingHashPicker(hs, new double[] {1, 1}, new HashLbConfig(16, 64, 65537), null,
                 clock.ticker(), new ThreadRandom(1));
-        assertThat(small.slots()).isEqualTo(32); // [min, 2 × min)
+        assertThat(small.slots()).isEqualTo(32); // min_ring_size per unit of weight
         RingHashPicker capped = new RingHashPicker(hs, new double[] {1, 127}, new HashLbConfig(1024, 1280, 65537), null,
                 clock.ticker(), new ThreadRandom(1));
-        assertThat(capped.slots()).isEqualTo(1280);
+        assertThat(capped.slots()).isEqualTo(1280); // 10 points per unit to stay within max_ring_size
         MaglevPicker m = new MaglevPicker(hs, new double[] {1, 1}, 251, null, clock.ticker(), new ThreadRandom(1));
         assertThat(m.slots()).isEqualTo(251);
     }

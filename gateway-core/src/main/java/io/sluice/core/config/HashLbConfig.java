@@ -3,14 +3,15 @@ package io.sluice.core.config;
 /**
  * Table sizes of the hash load balancers ({@code lb: ring_hash} / {@code maglev}).
  *
- * @param minRingSize  ring_hash: fewest points on the ring (default 1024); more points spread keys more evenly
- * @param maxRingSize  ring_hash: most points on the ring (default 8 388 608)
+ * @param minRingSize  ring_hash: points per unit of host weight, so the fewest points on the ring (default 1024);
+ *                     more points spread keys more evenly
+ * @param maxRingSize  ring_hash: most points on the ring (default 1 048 576: 12 MiB)
  * @param maglevTableSize maglev: lookup table size, a prime (default 65537); larger = finer weights
  */
 public record HashLbConfig(int minRingSize, int maxRingSize, int maglevTableSize) {
 
     public static final int DEFAULT_MIN_RING_SIZE = 1024;
-    public static final int DEFAULT_MAX_RING_SIZE = 8 * 1024 * 1024;
+    public static final int DEFAULT_MAX_RING_SIZE = 1024 * 1024;
     public static final int DEFAULT_MAGLEV_TABLE_SIZE = 65537;
     /** Largest ring or table (memory: 12 bytes a ring point, 4 bytes a maglev slot). */
     public static final int MAX_SIZE = 8 * 1024 * 1024;
