@@ -4,6 +4,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -14,6 +15,7 @@ import io.sluice.lb.HealthProbe;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -64,7 +66,9 @@ public final class ClusterMetrics implements AutoCloseable {
     public static final int MIRROR_TOO_LARGE = 4;
     public static final int MIRROR_ABANDONED = 5;
     private static final String[] MIRROR_RESULTS = {"sent", "failed", "timeout", "dropped", "too_large", "abandoned"};
-    private final Counter[] mirrors = new Counter[MIRROR_RESULTS.length];
+    private static final MeterRegistry DETACHED = new SimpleMeterRegistry();
+    private boolean removed;
+    private final AtomicReferenceArray<Counter> mirrors = new AtomicReferenceArray<>(MIRROR_RESULTS.length);
     private final LongAdder open = new LongAdder();
     private final LongAdder inUse = new LongAdder();
     private final ChannelHandler connectionHandler = new ConnectionHandler();
@@ -101,22 +105,35 @@ public final class ClusterMetrics implements AutoCloseable {
                 .description("Active health probes by result").register(registry));
         probesFailed = add(Counter.builder("sluice.health_check.attempts").tags("cluster", name, "result", "failure")
                 .description("Active health probes by result").register(registry));
-        for (int i = 0; i < MIRROR_RESULTS.length && !multiplexed; i++) {
-            mirrors[i] = add(Counter.builder("sluice.mirror.requests").tags("cluster", name, "result", MIRROR_RESULTS[i])
-                    .description("Request copies mirrored to this shadow cluster, by result: sent (a response came back),"
-                            + " failed (no host, connect error, reset), timeout, dropped (max_concurrent mirrors in flight),"
-                            + " too_large (body over max_body_bytes, not mirrored), abandoned (the client's request ended"
-                            + " before its body was complete)")
-                    .register(registry));
-        }
     }
 
-    /** Counts one mirror that ended with {@code result} ({@link #MIRROR_SENT}...). */
+    /**
+     * Counts one mirror that ended with {@code result} ({@link #MIRROR_SENT}...). The series of a
+     * cluster appear with its first mirror, so clusters that are no shadow export none.
+     */
     public void mirrored(int result) {
-        Counter c = mirrors[result];
-        if (c != null) {
-            c.increment();
+        Counter c = mirrors.get(result);
+        if (c == null) {
+            c = registerMirrors(result);
         }
+        c.increment();
+    }
+
+    private synchronized Counter registerMirrors(int result) {
+        if (removed) { // a mirror that ended after its cluster was removed: not exported
+            return Counter.builder("sluice.mirror.requests").register(DETACHED);
+        }
+        if (mirrors.get(0) == null) {
+            for (int i = 0; i < MIRROR_RESULTS.length; i++) {
+                mirrors.set(i, add(Counter.builder("sluice.mirror.requests").tags("cluster", name, "result", MIRROR_RESULTS[i])
+                        .description("Request copies mirrored to this shadow cluster, by result: sent (an answer began),"
+                                + " failed (no host, connect error, reset), timeout, dropped (max_concurrent mirrors in flight),"
+                                + " too_large (body over max_body_bytes, not mirrored), abandoned (the client's request ended"
+                                + " before its body was complete)")
+                        .register(registry)));
+            }
+        }
+        return mirrors.get(result);
     }
 
     private <M extends Meter> M add(M m) {
@@ -192,7 +209,8 @@ public final class ClusterMetrics implements AutoCloseable {
     }
 
     @Override
-    public void close() {
+    public synchronized void close() {
+        removed = true;
         meters.forEach(registry::remove);
     }
 
