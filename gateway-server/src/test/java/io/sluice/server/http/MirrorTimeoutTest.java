@@ -161,4 +161,13 @@ class MirrorTimeoutTest {
         client.runPendingTasks();
         drainText(client);
     }
+
+    @Test
+    void theShadowHostGetsItsSuffixBeforeThePort() throws Exception {
+        client.register();
+        assertThat(Mirror.shadowHost("shop.example.com")).isEqualTo("shop.example.com-shadow");
+        assertThat(Mirror.shadowHost("shop.example.com:8080")).isEqualTo("shop.example.com-shadow:8080");
+        assertThat(Mirror.shadowHost("[::1]:8080")).isEqualTo("[::1]-shadow:8080");
+        assertThat(Mirror.shadowHost("[::1]")).isEqualTo("[::1]-shadow");
+    }
 }
