@@ -188,8 +188,9 @@ final class MosnFormat {
             Duration timeout = route.duration("timeout", null);
             route.rejectUnless("retry_policy", EMPTY, "nothing here: retries are not configurable yet (a bodiless"
                     + " idempotent HTTP request is retried once on a fresh connection after a stale pooled one)");
-            for (String k : new String[] {"metadata_match", "request_mirror_policies", "host_rewrite",
-                    "cluster_header", "upgrade_configs"}) {
+            route.rejectUnless("request_mirror_policies", EMPTY, "nothing here: MOSN reads request_mirror_policies on the"
+                    + " router, next to \"match\" and \"route\"");
+            for (String k : new String[] {"metadata_match", "host_rewrite", "cluster_header", "upgrade_configs"}) {
                 route.rejectUnless(k, EMPTY, "nothing here: not supported by this gateway");
             }
             route.rejectUnless("auto_host_rewrite", FALSE, "false: host rewriting is not supported");

@@ -192,6 +192,6 @@ class TrafficConfigTest {
         assertThat(mosnError("\"cluster_name\": \"a\"", ", \"request_mirror_policies\": {\"cluster\": \"shadow\", \"percent\": 0}"))
                 .startsWith(r + ".request_mirror_policies.percent:");
         assertThat(mosnError("\"cluster_name\": \"a\", \"request_mirror_policies\": {\"cluster\": \"shadow\"}", ""))
-                .startsWith(r + ".route.request_mirror_policies:");
+                .startsWith(r + ".route.request_mirror_policies:").contains("on the router");
     }
 }
