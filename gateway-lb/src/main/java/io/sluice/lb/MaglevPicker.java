@@ -4,6 +4,8 @@ import io.sluice.core.cluster.Host;
 import io.sluice.core.config.SlowStartConfig;
 import io.sluice.core.time.Ticker;
 
+import java.util.Arrays;
+
 /**
  * Maglev consistent hashing: a lookup table of prime size {@code M} (default 65537) filled by the
  * hosts in turns, each along its own permutation {@code (offset + k × skip) mod M} (offset and skip
@@ -25,7 +27,7 @@ final class MaglevPicker extends HashPicker {
             return;
         }
         int[] t = new int[size];
-        java.util.Arrays.fill(t, -1);
+        Arrays.fill(t, -1);
         long[] offset = new long[n];
         long[] skip = new long[n];
         long[] next = new long[n];

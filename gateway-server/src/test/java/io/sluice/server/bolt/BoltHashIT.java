@@ -12,6 +12,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
@@ -102,7 +103,7 @@ class BoltHashIT {
         gw = Gateway.builder().config(config(3)).random(new SplittableRandom(7)).build().start()
                 .orTimeout(30, TimeUnit.SECONDS).join();
         Map<String, String> three = ask(30);
-        assertThat(new java.util.HashSet<>(three.values())).hasSize(3);
+        assertThat(new HashSet<>(three.values())).hasSize(3);
         gw.reload(config(2)); // server2 leaves the cluster
         Map<String, String> two = ask(30);
         for (Map.Entry<String, String> e : three.entrySet()) {

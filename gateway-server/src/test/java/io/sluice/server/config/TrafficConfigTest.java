@@ -6,6 +6,7 @@ import io.sluice.core.config.HashLbConfig;
 import io.sluice.core.config.HashPolicy;
 import io.sluice.core.config.LbPolicy;
 import io.sluice.core.config.MirrorPolicy;
+import io.sluice.core.config.Protocol;
 import io.sluice.core.config.RouteConfig;
 import io.sluice.core.config.TrafficPolicy;
 import org.junit.jupiter.api.Test;
@@ -13,6 +14,7 @@ import org.junit.jupiter.api.Test;
 import java.time.Duration;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
 /** The native JSON of weighted clusters, hash policies, mirrors and hash-LB sizes: read, rendered, and every bad value named by path. */
 class TrafficConfigTest {
@@ -163,12 +165,12 @@ class TrafficConfigTest {
         assertThat(r.traffic().hashPolicy()).containsExactly(HashPolicy.header("x-user"), HashPolicy.cookie("sid"),
                 HashPolicy.clientAddress());
         assertThat(r.traffic().mirrors()).extracting(MirrorPolicy::cluster, MirrorPolicy::percent).containsExactly(
-                org.assertj.core.groups.Tuple.tuple("shadow", 25.0));
+                tuple("shadow", 25.0));
         assertThat(c.cluster("a").lb()).isEqualTo(LbPolicy.MAGLEV);
         // a Bolt listener's split makes both clusters Bolt clusters
         GatewayConfig bolt = ConfigLoader.parse(mosn("bolt\"weighted_clusters\": [{\"cluster\": {\"name\": \"a\", \"weight\": 1}},"
                 + " {\"cluster\": {\"name\": \"b\", \"weight\": 1}}]", ""), "m.json").config();
-        assertThat(bolt.cluster("b").protocol()).isEqualTo(io.sluice.core.config.Protocol.BOLT);
+        assertThat(bolt.cluster("b").protocol()).isEqualTo(Protocol.BOLT);
     }
 
     @Test

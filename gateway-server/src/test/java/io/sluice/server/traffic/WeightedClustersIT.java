@@ -3,22 +3,27 @@ package io.sluice.server.traffic;
 import io.sluice.core.config.GatewayConfig;
 import io.sluice.server.Gateway;
 import io.sluice.server.config.ConfigLoader;
+import io.sluice.server.testing.SocketServer;
 import io.sluice.server.testing.TestBackend;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -228,6 +233,38 @@ class WeightedClustersIT {
             // no cookie: the client address is the key, the same for every request from 127.0.0.1
             Map<String, Integer> byAddress = load(20, 1);
             assertThat(byAddress).as(lb).hasSize(1);
+        }
+    }
+
+    @Test
+    void aRequestInFlightFinishesOnItsSideWhenAReloadMovesAllTrafficAway() throws Exception {
+        CountDownLatch arrived = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        try (SocketServer slow = new SocketServer("slow", 50, (sock, i) -> {
+            InputStream in = sock.getInputStream();
+            while (SocketServer.readRequestHead(in) != null) {
+                arrived.countDown();
+                release.await(10, TimeUnit.SECONDS);
+                sock.getOutputStream().write("HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nslow".getBytes(StandardCharsets.US_ASCII));
+                sock.getOutputStream().flush();
+            }
+        })) {
+            String json = """
+                    {"listeners": [{"name": "web", "port": 0, "routes": [
+                       {"weighted_clusters": {"clusters": [{"name": "old", "weight": %d}, {"name": "canary", "weight": %d}]}}]}],
+                     "clusters": [{"name": "old", "hosts": ["127.0.0.1:%d"]}, {"name": "canary", "hosts": ["127.0.0.1:%d"]}],
+                     "admin": {"enabled": false}, "drain_timeout": "200ms", "transport": {"worker_threads": 1}}
+                    """;
+            start(ConfigLoader.parse(json.formatted(100, 0, slow.port(), canary.port()), "t").config());
+            CompletableFuture<HttpResponse<String>> inFlight = client.sendAsync(
+                    HttpRequest.newBuilder(uri("/")).timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(arrived.await(10, TimeUnit.SECONDS)).isTrue();
+            gw.reload(ConfigLoader.parse(json.formatted(0, 100, slow.port(), canary.port()), "t").config());
+            assertThat(get("/", null, null).body()).isEqualTo(body(canary)); // new requests: the canary
+            release.countDown();
+            HttpResponse<String> r = inFlight.get(10, TimeUnit.SECONDS);
+            assertThat(r.statusCode()).isEqualTo(200);
+            assertThat(r.body()).isEqualTo("slow"); // the old request finished where it started
         }
     }
 }
