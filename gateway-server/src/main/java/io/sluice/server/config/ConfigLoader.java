@@ -96,10 +96,12 @@ public final class ConfigLoader {
         if (root.has("servers") || root.has("cluster_manager")) {
             GatewayConfig config = MosnFormat.read(JsonObject.of(root, "$"), warnings);
             warnLowMinWeight(config, "$.cluster_manager.clusters", true, warnings);
+            TrafficJson.warnUnkeyedHashClusters(config, "$.cluster_manager.clusters", warnings);
             return new LoadedConfig(config, LoadedConfig.Format.MOSN, List.copyOf(warnings));
         }
         GatewayConfig config = readNative(JsonObject.of(root, "$"));
         warnLowMinWeight(config, "$.clusters", false, warnings);
+        TrafficJson.warnUnkeyedHashClusters(config, "$.clusters", warnings);
         return new LoadedConfig(config, LoadedConfig.Format.NATIVE, List.copyOf(warnings));
     }
 

@@ -2,17 +2,23 @@ package io.sluice.server.config;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.sluice.core.config.ClusterConfig;
 import io.sluice.core.config.ConfigException;
 import io.sluice.core.config.DurationFormat;
+import io.sluice.core.config.GatewayConfig;
 import io.sluice.core.config.HashLbConfig;
 import io.sluice.core.config.HashPolicy;
+import io.sluice.core.config.ListenerConfig;
 import io.sluice.core.config.MirrorPolicy;
+import io.sluice.core.config.RouteConfig;
 import io.sluice.core.config.TrafficPolicy;
 import io.sluice.core.config.WeightedCluster;
 import io.sluice.core.config.WeightedClusters;
 
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 import static io.sluice.server.config.ConfigLoader.build;
 
@@ -112,6 +118,29 @@ final class TrafficJson {
             String owner = e.path().equals("table_size") ? (maglev != null ? maglev.path() : cluster.path())
                     : (ring != null ? ring.path() : cluster.path());
             throw e.under(owner);
+        }
+    }
+
+    /**
+     * Warns about {@code ring_hash} / {@code maglev} clusters that no route gives a {@code hash_policy}:
+     * their requests carry no key and get a random host, which is rarely what was meant.
+     */
+    static void warnUnkeyedHashClusters(GatewayConfig config, String clustersPath, List<String> warnings) {
+        Set<String> keyed = new HashSet<>();
+        for (ListenerConfig l : config.listeners()) {
+            for (RouteConfig r : l.routes()) {
+                if (r.traffic() != null && !r.traffic().hashPolicy().isEmpty()) {
+                    keyed.addAll(r.clustersUsed());
+                }
+            }
+        }
+        List<ClusterConfig> clusters = config.clusters();
+        for (int i = 0; i < clusters.size(); i++) {
+            ClusterConfig c = clusters.get(i);
+            if (c.lb().hashed() && !keyed.contains(c.name())) {
+                warnings.add(clustersPath + "[" + i + "].lb: \"" + c.lb().jsonName() + "\" in cluster \"" + c.name()
+                        + "\" but no route to it has a hash_policy: its requests have no key and get a random host");
+            }
         }
     }
 

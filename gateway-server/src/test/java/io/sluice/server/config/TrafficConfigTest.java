@@ -67,6 +67,15 @@ class TrafficConfigTest {
     }
 
     @Test
+    void aHashClusterWithoutAKeyedRouteIsWarnedAbout() {
+        LoadedConfig unkeyed = ConfigLoader.parse(config("{\"cluster\": \"a\"}", ", \"lb\": \"ring_hash\""), "t.json");
+        assertThat(unkeyed.warnings()).containsExactly("$.clusters[0].lb: \"ring_hash\" in cluster \"a\" but no route to it"
+                + " has a hash_policy: its requests have no key and get a random host");
+        assertThat(ConfigLoader.parse(config("{\"cluster\": \"a\", \"hash_policy\": [{\"header\": \"x\"}]}",
+                ", \"lb\": \"ring_hash\""), "t.json").warnings()).isEmpty();
+    }
+
+    @Test
     void aRouteWithoutTrafficKeysHasNoPolicy() {
         assertThat(load("{\"cluster\": \"a\"}", "").listeners().get(0).routes().get(0).traffic()).isNull();
         assertThat(LbPolicy.parse("LB_MAGLEV")).isEqualTo(LbPolicy.MAGLEV);
