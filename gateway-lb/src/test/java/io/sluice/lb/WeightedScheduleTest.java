@@ -2,6 +2,7 @@ package io.sluice.lb;
 
 import org.junit.jupiter.api.Test;
 
+import java.nio.charset.StandardCharsets;
 import java.util.SplittableRandom;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -121,5 +122,13 @@ class WeightedScheduleTest {
         assertThatThrownBy(() -> WeightedSchedule.of(new int[0])).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> WeightedSchedule.of(new int[] {0, 0})).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> WeightedSchedule.of(new int[] {-1, 2})).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void keysHashTheirUtf8Bytes() {
+        for (String k : new String[] {"", "user-1", "ü", "日本", "a\uD83D\uDE00b", "lone\uD800x", "\u07FF\u0800\uFFFF"}) {
+            assertThat(Hashing.hash(k)).as(k).isEqualTo(Hashing.hashBytes(k.getBytes(StandardCharsets.UTF_8)));
+        }
+        assertThat(Hashing.hash("user-1")).isNotEqualTo(Hashing.hash("user-2"));
     }
 }
