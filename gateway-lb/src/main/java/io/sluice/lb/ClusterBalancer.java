@@ -23,7 +23,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * The load-balancing side of one cluster: its current host set, the picker (EDF with slow start,
  * round robin, random or least request), active health checks, passive outlier ejection and panic
- * mode. One instance per cluster, shared by all event loops: {@link #pick()} is thread-safe, cheap
+ * mode; or consistent hashing ({@code ring_hash}, {@code maglev}) on a request key. One instance per cluster, shared by all event loops: {@link #pick()} is thread-safe, cheap
  * and allocation-free; state changes (checks, ejections, reloads) run on the context's scheduler or
  * the caller's thread and are reported to the {@link Listener}.
  *
@@ -160,6 +160,23 @@ public final class ClusterBalancer implements AutoCloseable {
         Host h = picker.pick(p);
         if (h == null && !p && !hosts.isEmpty() && recomputePanic()) {
             h = picker.pick(true);
+        }
+        return h;
+    }
+
+    /**
+     * Like {@link #pick()} for a request with hash key {@code key} ({@link Hashing#hash}; {@link Hashing#NO_KEY}
+     * = none): {@code ring_hash} and {@code maglev} clusters choose the host from the key, the other
+     * policies ignore it.
+     */
+    public Host pick(long key) {
+        if (key == Hashing.NO_KEY) {
+            return pick();
+        }
+        boolean p = panic.get();
+        Host h = picker.pick(p, key);
+        if (h == null && !p && !hosts.isEmpty() && recomputePanic()) {
+            h = picker.pick(true, key);
         }
         return h;
     }
@@ -391,6 +408,8 @@ public final class ClusterBalancer implements AutoCloseable {
             case LEAST_REQUEST -> edf
                     ? new EdfPicker(arr, base, ss, c.activeRequestBias(), ticker, grid, pre)
                     : new LeastRequestPicker(arr, c.leastRequestChoices(), pickRandom);
+            case RING_HASH -> new RingHashPicker(arr, base, c.hashLb(), ss, ticker, pickRandom);
+            case MAGLEV -> new MaglevPicker(arr, base, c.hashLb().maglevTableSize(), ss, ticker, pickRandom);
         };
     }
 

@@ -25,12 +25,14 @@ import java.util.Set;
  * @param leastRequestChoices   LEAST_REQUEST: hosts sampled per pick (power of N choices)
  * @param activeRequestBias     LEAST_REQUEST with weights: weight / (active + 1) ^ bias
  * @param tls               TLS to the hosts (verification, SNI, client certificate), null = cleartext
+ * @param hashLb            RING_HASH / MAGLEV: ring and table sizes (defaults when null)
  */
 public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<HostConfig> hosts,
                             Duration connectTimeout, Duration responseTimeout, PoolConfig pool,
                             HealthCheckConfig healthCheck, SlowStartConfig slowStart, OutlierConfig outlier,
                             int panicThreshold, boolean warmUpAtBoot,
-                            int leastRequestChoices, double activeRequestBias, UpstreamTlsConfig tls) {
+                            int leastRequestChoices, double activeRequestBias, UpstreamTlsConfig tls,
+                            HashLbConfig hashLb) {
 
     public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(3);
     public static final Duration DEFAULT_RESPONSE_TIMEOUT = Duration.ofSeconds(15);
@@ -53,6 +55,7 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         connectTimeout = connectTimeout == null ? DEFAULT_CONNECT_TIMEOUT : Checks.positive("connect_timeout", connectTimeout);
         responseTimeout = responseTimeout == null ? DEFAULT_RESPONSE_TIMEOUT : Checks.positive("response_timeout", responseTimeout);
         pool = pool == null ? PoolConfig.defaults() : pool;
+        hashLb = hashLb == null ? HashLbConfig.defaults() : hashLb;
         Checks.range("panic_threshold", panicThreshold, 0, 100);
         Checks.range("least_request_choices", leastRequestChoices, 2, 100);
         if (!(activeRequestBias >= 0) || Double.isInfinite(activeRequestBias)) {
@@ -67,7 +70,7 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
                          int panicThreshold, boolean warmUpAtBoot,
                          int leastRequestChoices, double activeRequestBias) {
         this(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck, slowStart, outlier,
-                panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias, null);
+                panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias, null, null);
     }
 
     /** The same cluster with TLS to its hosts ({@code null}: cleartext). */
@@ -135,6 +138,7 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         b.leastRequestChoices = leastRequestChoices;
         b.activeRequestBias = activeRequestBias;
         b.tls = tls;
+        b.hashLb = hashLb;
         return b;
     }
 
@@ -160,6 +164,7 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         private int leastRequestChoices = 2;
         private double activeRequestBias = 1.0;
         private UpstreamTlsConfig tls;
+        private HashLbConfig hashLb;
 
         private Builder() {
         }
@@ -240,6 +245,12 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
             return this;
         }
 
+        /** RING_HASH / MAGLEV ring and table sizes; null = defaults. */
+        public Builder hashLb(HashLbConfig hashLb) {
+            this.hashLb = hashLb;
+            return this;
+        }
+
         /** The hosts, given one by one. */
         public Builder hosts(HostConfig... hosts) {
             this.hosts = List.of(hosts);
@@ -247,7 +258,7 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         }
 
         public ClusterConfig build() {
-            return new ClusterConfig(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck, slowStart, outlier, panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias, tls);
+            return new ClusterConfig(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck, slowStart, outlier, panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias, tls, hashLb);
         }
     }
 }

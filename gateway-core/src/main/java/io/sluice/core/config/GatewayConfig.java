@@ -76,6 +76,7 @@ public record GatewayConfig(List<ListenerConfig> listeners, List<ClusterConfig> 
                 throw new ConfigException(at + ".port", l.port(), "a port no other listener binds on " + l.address());
             }
             for (int r = 0; r < l.routes().size(); r++) {
+                TrafficPolicies.check(at + ".routes[" + r + "]", l.routes().get(r), byName); // weighted clusters, mirrors
                 String c = l.routes().get(r).cluster();
                 ClusterConfig target = byName.get(c);
                 if (target == null) {

@@ -1,6 +1,8 @@
 package io.sluice.core.config;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * A routing rule: requests matching {@code match} go to {@code cluster}. Rules are tried in order;
@@ -10,12 +12,28 @@ import java.time.Duration;
  * @param match         the condition
  * @param cluster       target cluster name
  * @param prefixRewrite HTTP: replace the matched path prefix with this (only with a prefix path match)
- * @param timeout       HTTP: upstream response timeout for this route (null = the cluster's)
+ * @param timeout       HTTP: upstream response timeout for this route (null = the cluster's; with
+ *                      weighted clusters, the first one's)
+ * @param traffic       weighted clusters, hash key, mirrors (null = none); with weighted clusters
+ *                      {@code cluster} is null (or the first of them) and becomes the first of them
  */
-public record RouteConfig(String name, RouteMatch match, String cluster, String prefixRewrite, Duration timeout) {
+public record RouteConfig(String name, RouteMatch match, String cluster, String prefixRewrite, Duration timeout,
+                          TrafficPolicy traffic) {
+
+    /** A route without traffic rules. */
+    public RouteConfig(String name, RouteMatch match, String cluster, String prefixRewrite, Duration timeout) {
+        this(name, match, cluster, prefixRewrite, timeout, null);
+    }
 
     public RouteConfig {
         match = match == null ? RouteMatch.ANY : match;
+        WeightedClusters wc = traffic == null ? null : traffic.weightedClusters();
+        if (wc != null) {
+            if (cluster != null && !cluster.equals(wc.clusters().get(0).name())) {
+                throw new ConfigException("cluster", cluster, "no \"cluster\" next to \"weighted_clusters\" (one or the other)");
+            }
+            cluster = wc.clusters().get(0).name();
+        }
         Checks.notBlank("cluster", cluster);
         if (timeout != null) {
             Checks.positive("timeout", timeout);
@@ -23,6 +41,20 @@ public record RouteConfig(String name, RouteMatch match, String cluster, String 
         if (prefixRewrite != null && (match.path() == null || match.path().kind() != StringMatch.Kind.PREFIX)) {
             throw new ConfigException("prefix_rewrite", prefixRewrite, "to be used only with a \"prefix\" path match");
         }
+    }
+
+    /** Every cluster this route may send requests to: its cluster or weighted clusters, then its mirrors. */
+    public List<String> clustersUsed() {
+        List<String> out = new ArrayList<>();
+        if (traffic != null && traffic.weightedClusters() != null) {
+            traffic.weightedClusters().clusters().forEach(c -> out.add(c.name()));
+        } else {
+            out.add(cluster);
+        }
+        if (traffic != null) {
+            traffic.mirrors().forEach(m -> out.add(m.cluster()));
+        }
+        return out;
     }
 
     public static RouteConfig to(String cluster) {

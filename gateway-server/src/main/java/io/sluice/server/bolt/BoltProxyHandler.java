@@ -15,12 +15,14 @@ import io.sluice.core.cluster.Outcome;
 import io.sluice.core.time.Scheduler;
 import io.sluice.core.time.Ticker;
 import io.sluice.lb.ClusterBalancer;
+import io.sluice.lb.Hashing;
 import io.sluice.server.channel.ConnectionTimer;
 import io.sluice.server.channel.DrainEvent;
 import io.sluice.server.channel.RequestEnd;
 import io.sluice.server.metrics.RequestOutcome;
 import io.sluice.server.policy.ratelimit.RouteLimits;
 import io.sluice.server.route.Route;
+import io.sluice.server.route.RouteTraffic;
 
 import java.net.InetSocketAddress;
 import java.util.concurrent.TimeUnit;
@@ -193,9 +195,17 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements Pen
         }
         ClusterBalancer cluster;
         long capNanos;
+        long key = Hashing.NO_KEY;
         if (route != null) {
             cluster = route.cluster();
             capNanos = route.timeoutNanos();
+            RouteTraffic traffic = route.traffic();
+            if (traffic != null) { // weighted clusters, hash balancing (docs/traffic-routing.md)
+                routing = f;
+                key = traffic.key(routedHeaders, service, this::client);
+                routing = null;
+                cluster = traffic.cluster(cluster, key);
+            }
         } else {
             cluster = lc.defaultCluster();
             if (cluster == null) {
@@ -205,7 +215,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements Pen
             }
             capNanos = cluster.config().responseTimeout().toNanos();
         }
-        Host host = cluster.pick();
+        Host host = key == Hashing.NO_KEY ? cluster.pick() : cluster.pick(key);
         if (host == null) {
             reject(f, BoltStatus.NO_PROCESSOR, "no available host in cluster " + cluster.name(),
                     RequestOutcome.NO_HEALTHY_HOST, start);

@@ -141,7 +141,10 @@ public final class ConfigJson {
                 match(mn.putObject("method"), m.rpcMethod());
             }
         }
-        o.put("cluster", r.cluster());
+        if (r.traffic() == null || r.traffic().weightedClusters() == null) {
+            o.put("cluster", r.cluster());
+        }
+        TrafficJson.render(o, r.traffic()); // weighted_clusters, hash_policy, mirrors
         if (r.prefixRewrite() != null) {
             o.put("prefix_rewrite", r.prefixRewrite());
         }
@@ -192,6 +195,7 @@ public final class ConfigJson {
         }
         o.put("panic_threshold", c.panicThreshold()).put("warm_up_at_boot", c.warmUpAtBoot())
                 .put("least_request_choices", c.leastRequestChoices()).put("active_request_bias", c.activeRequestBias());
+        TrafficJson.render(o, c.hashLb()); // ring_hash, maglev
     }
 
     private static String d(Duration d) {

@@ -15,6 +15,7 @@ import io.sluice.core.config.UpstreamTlsConfig;
 import io.sluice.core.config.ConfigException;
 import io.sluice.core.config.GatewayConfig;
 import io.sluice.core.config.HeaderMatch;
+import io.sluice.core.config.HashLbConfig;
 import io.sluice.core.config.HealthCheckConfig;
 import io.sluice.core.config.HostConfig;
 import io.sluice.core.config.HttpOptions;
@@ -29,6 +30,7 @@ import io.sluice.core.config.RouteMatch;
 import io.sluice.core.config.SlowStartConfig;
 import io.sluice.core.config.StatusRange;
 import io.sluice.core.config.StringMatch;
+import io.sluice.core.config.TrafficPolicy;
 import io.sluice.core.config.TransportConfig;
 import io.sluice.core.config.WatchConfig;
 
@@ -95,10 +97,12 @@ public final class ConfigLoader {
         if (root.has("servers") || root.has("cluster_manager")) {
             GatewayConfig config = MosnFormat.read(JsonObject.of(root, "$"), warnings);
             warnLowMinWeight(config, "$.cluster_manager.clusters", true, warnings);
+            TrafficJson.warnUnkeyedHashClusters(config, "$.cluster_manager.clusters", warnings);
             return new LoadedConfig(config, LoadedConfig.Format.MOSN, List.copyOf(warnings));
         }
         GatewayConfig config = readNative(JsonObject.of(root, "$"));
         warnLowMinWeight(config, "$.clusters", false, warnings);
+        TrafficJson.warnUnkeyedHashClusters(config, "$.clusters", warnings);
         return new LoadedConfig(config, LoadedConfig.Format.NATIVE, List.copyOf(warnings));
     }
 
@@ -242,11 +246,20 @@ public final class ConfigLoader {
     private static RouteConfig route(JsonObject o) {
         String name = o.string("name", null);
         RouteMatch match = match(o.object("match"));
-        String cluster = o.requiredString("cluster");
+        TrafficPolicy traffic = TrafficJson.route(o); // weighted_clusters, hash_policy, mirrors
+        String cluster = o.string("cluster", null);
+        if (traffic != null && traffic.weightedClusters() != null) {
+            if (cluster != null) {
+                throw new ConfigException(o.at("cluster"), cluster, "no \"cluster\" next to \"weighted_clusters\" (one or the other)");
+            }
+        } else if (cluster == null) {
+            cluster = o.requiredString("cluster");
+        }
+        String target = cluster;
         String rewrite = o.string("prefix_rewrite", null);
         Duration timeout = o.duration("timeout", null);
         o.finish();
-        return build(o.path(), () -> new RouteConfig(name, match, cluster, rewrite, timeout));
+        return build(o.path(), () -> new RouteConfig(name, match, target, rewrite, timeout, traffic));
     }
 
     private static RouteMatch match(JsonObject o) {
@@ -328,9 +341,10 @@ public final class ConfigLoader {
         int choices = o.integer("least_request_choices", 2);
         double bias = o.number("active_request_bias", 1.0);
         UpstreamTlsConfig tls = UpstreamTlsJson.read(o.object("tls")); // upstream TLS, null = cleartext
+        HashLbConfig hashLb = TrafficJson.hashLb(o); // ring_hash, maglev
         o.finish();
         return build(o.path(), () -> new ClusterConfig(name, protocol, lb, hosts, connect, response, pool, hc, ss, outlier,
-                panic, warm, choices, bias, tls));
+                panic, warm, choices, bias, tls, hashLb));
     }
 
     /** {@code "10.0.0.1:8080"} (weight 1) or {@code {"address": "10.0.0.1:8080", "weight": 3}}. */
@@ -540,7 +554,7 @@ public final class ConfigLoader {
         LbPolicy p = LbPolicy.parse(s);
         if (p == null) {
             throw new ConfigException(o.at(key), s,
-                    "one of weighted_round_robin, round_robin, random, least_request (or MOSN's LB_* names)");
+                    "one of weighted_round_robin, round_robin, random, least_request, ring_hash, maglev (or MOSN's LB_* names)");
         }
         return p;
     }

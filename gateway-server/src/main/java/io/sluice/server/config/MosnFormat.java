@@ -19,6 +19,7 @@ import io.sluice.core.config.RouteMatch;
 import io.sluice.core.config.SlowStartConfig;
 import io.sluice.core.config.StatusRange;
 import io.sluice.core.config.StringMatch;
+import io.sluice.core.config.TrafficPolicy;
 import io.sluice.core.config.TransportConfig;
 import io.sluice.core.config.UpstreamTlsConfig;
 
@@ -103,12 +104,14 @@ final class MosnFormat {
         for (int i = 0; i < listeners.size(); i++) {
             ListenerConfig l = listeners.get(i);
             for (RouteConfig r : l.routes()) {
-                Protocol before = clusterProtocols.putIfAbsent(r.cluster(), l.protocol());
-                firstRoutedFrom.putIfAbsent(r.cluster(), listenerPaths.get(i));
-                if (before != null && before != l.protocol()) {
-                    throw new ConfigException(listenerPaths.get(i) + ".filter_chains", r.cluster(), "a cluster that listeners of one"
-                            + " protocol route to (" + firstRoutedFrom.get(r.cluster()) + " sends it "
-                            + before.jsonName() + ", this listener " + l.protocol().jsonName() + ")");
+                for (String used : r.clustersUsed()) { // the route's cluster, or its weighted clusters, and mirrors
+                    Protocol before = clusterProtocols.putIfAbsent(used, l.protocol());
+                    firstRoutedFrom.putIfAbsent(used, listenerPaths.get(i));
+                    if (before != null && before != l.protocol()) {
+                        throw new ConfigException(listenerPaths.get(i) + ".filter_chains", used, "a cluster that listeners of one"
+                                + " protocol route to (" + firstRoutedFrom.get(used) + " sends it "
+                                + before.jsonName() + ", this listener " + l.protocol().jsonName() + ")");
+                    }
                 }
             }
         }
@@ -172,13 +175,22 @@ final class MosnFormat {
             if (route == null) {
                 throw new ConfigException(r.at("route"), null, "an object with \"cluster_name\"");
             }
-            String cluster = route.requiredString("cluster_name");
+            TrafficPolicy traffic = TrafficJson.mosnRoute(route, r); // weighted_clusters, hash_policy, request_mirror_policies
+            String cluster = traffic != null && traffic.weightedClusters() != null ? route.string("cluster_name", null)
+                    : route.requiredString("cluster_name");
+            if (cluster != null && traffic != null && traffic.weightedClusters() != null) {
+                if (!cluster.isEmpty()) {
+                    throw new ConfigException(route.at("cluster_name"), cluster, "\"\" or nothing next to weighted_clusters");
+                }
+                cluster = null;
+            }
             String rewrite = route.string("prefix_rewrite", null);
             Duration timeout = route.duration("timeout", null);
             route.rejectUnless("retry_policy", EMPTY, "nothing here: retries are not configurable yet (a bodiless"
                     + " idempotent HTTP request is retried once on a fresh connection after a stale pooled one)");
-            for (String k : new String[] {"metadata_match", "hash_policy", "request_mirror_policies", "host_rewrite",
-                    "weighted_clusters", "cluster_header", "upgrade_configs"}) {
+            route.rejectUnless("request_mirror_policies", EMPTY, "nothing here: MOSN reads request_mirror_policies on the"
+                    + " router, next to \"match\" and \"route\"");
+            for (String k : new String[] {"metadata_match", "host_rewrite", "cluster_header", "upgrade_configs"}) {
                 route.rejectUnless(k, EMPTY, "nothing here: not supported by this gateway");
             }
             route.rejectUnless("auto_host_rewrite", FALSE, "false: host rewriting is not supported");
@@ -201,7 +213,8 @@ final class MosnFormat {
             }
             RouteMatch match = new RouteMatch(hosts, path, null, rest, service, null);
             String name = vhName == null ? null : vhName + "/" + p.substring(p.lastIndexOf('['));
-            return build(p, () -> new RouteConfig(name, match, cluster, rewrite, timeout));
+            String target = cluster;
+            return build(p, () -> new RouteConfig(name, match, target, rewrite, timeout, traffic));
         });
         vh.finish();
         return routes;
@@ -281,11 +294,11 @@ final class MosnFormat {
                 List<HeaderMatch> hs = new ArrayList<>(m.headers());
                 hs.add(new HeaderMatch("service", m.service()));
                 forProtocol.add(new RouteConfig(r.name(), new RouteMatch(m.hosts(), m.path(), m.methods(), hs, null, null),
-                        r.cluster(), r.prefixRewrite(), r.timeout()));
+                        r.cluster(), r.prefixRewrite(), r.timeout(), r.traffic()));
             } else if (protocol[0] == Protocol.BOLT) {
                 // Bolt has no host or path: a MOSN "prefix /" catch-all becomes a match-all
                 forProtocol.add(new RouteConfig(r.name(), new RouteMatch(null, null, null, m.headers(), m.service(), null),
-                        r.cluster(), null, r.timeout()));
+                        r.cluster(), null, r.timeout(), r.traffic()));
             } else {
                 forProtocol.add(r);
             }
@@ -361,7 +374,7 @@ final class MosnFormat {
         double b = bias;
         // MOSN warms up every host present at boot (warm_up_at_boot); say so explicitly in the MOSN format
         return build(o.path(), () -> new ClusterConfig(name, Protocol.HTTP, lb, hosts, connect, null, pool, hc, ss, null,
-                ClusterConfig.DEFAULT_PANIC_THRESHOLD, ss != null, ch, b, tls));
+                ClusterConfig.DEFAULT_PANIC_THRESHOLD, ss != null, ch, b, tls, null));
     }
 
     /** A cluster's own tls_context, or the cluster_manager's with "cluster_manager_tls": true (not both). */

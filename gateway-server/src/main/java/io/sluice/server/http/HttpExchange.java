@@ -39,6 +39,8 @@ final class HttpExchange {
     Route route;
     ClusterBalancer cluster;
     Host host;
+    /** The request's shadow copies still being fed its body (null: no mirrors). */
+    Mirror mirror;
     /** The upstream connection came from the pool (a stale one may be retried once on a fresh one). */
     boolean reusedConnection;
     boolean retried;

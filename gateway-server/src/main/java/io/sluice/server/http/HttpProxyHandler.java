@@ -29,6 +29,7 @@ import io.sluice.server.metrics.RequestOutcome;
 import io.sluice.server.policy.ratelimit.RouteLimits;
 import io.sluice.server.route.Route;
 import io.sluice.server.route.RouteTable;
+import io.sluice.server.route.RouteTraffic;
 import io.sluice.server.tls.upstream.UpstreamTlsException;
 
 import java.util.ArrayDeque;
@@ -334,8 +335,15 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
                     + " bytes exceeds the limit of " + max, RequestOutcome.BODY_TOO_LARGE, true);
             return;
         }
-        ex.cluster = ex.route.cluster();
-        ex.host = ex.cluster.pick();
+        RouteTraffic traffic = ex.route.traffic();
+        if (traffic == null) {
+            ex.cluster = ex.route.cluster();
+            ex.host = ex.cluster.pick();
+        } else { // weighted clusters, hash balancing (docs/traffic-routing.md)
+            long key = traffic.key(req::header, null, peer::ip);
+            ex.cluster = traffic.cluster(ex.route.cluster(), key);
+            ex.host = RouteTraffic.pick(ex.cluster, key);
+        }
         if (ex.host == null) {
             respondError(HttpResponseStatus.SERVICE_UNAVAILABLE, "no healthy host in cluster " + ex.cluster.name(),
                     RequestOutcome.NO_HEALTHY_HOST, false);
@@ -355,6 +363,10 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         boolean xf = ex.options.xForwarded();
         ByteBuf head = ProxyHeads.requestHead(ctx.alloc(), req, rewritten, hostOverride, xf ? peer.ip() : null,
                 xf && peer.trusted(ex.options), expect);
+        if (traffic != null && traffic.mirrors() != null) { // request mirroring (docs/traffic-routing.md)
+            ex.mirror = Mirror.begin(traffic.mirrors(), ctx.alloc(), req, rewritten, xf ? peer.ip() : null,
+                    xf && peer.trusted(ex.options), expect, ex.requestComplete, pool, scheduler);
+        }
         if (lc.accessLog() == null) {
             ex.request = null; // nothing needs the received head any more
             req.release();
@@ -403,6 +415,9 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
                 boolean last = b.isLast();
                 if (last) {
                     ex.requestComplete = true;
+                }
+                if (ex.mirror != null) {
+                    Mirror.body(ex.mirror, b.content(), b.payloadBytes(), last);
                 }
                 upstream.write(b.content(), upstream.voidPromise());
                 wroteUpstream = true;
@@ -779,6 +794,10 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
             e.target = ex.request == null ? "-" : ex.method + " " + ex.request.target();
         }
         releaseRequest();
+        if (ex.mirror != null) {
+            Mirror.exchangeEnded(ex.mirror);
+            ex.mirror = null;
+        }
         ex.bytesOut = 0;
         if (ex.host != null) {
             ex.host.requestFinished();

@@ -75,6 +75,16 @@ final class HttpUpstreamPool {
         return loop;
     }
 
+    /** The connection template of this loop (mirrors open their own connections from it). */
+    Bootstrap template() {
+        return bootstrap;
+    }
+
+    /** The meters of cluster {@code name}, or null. */
+    ClusterMetrics meters(String name) {
+        return meters.apply(name);
+    }
+
     /** Returns a parked live connection to {@code host}, or null. Event loop only. */
     Channel acquire(Host host) {
         ArrayDeque<Channel> q = idle.get(host);

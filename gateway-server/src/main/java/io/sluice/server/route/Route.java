@@ -12,12 +12,15 @@ public final class Route {
     private final RouteConfig config;
     private final ClusterBalancer cluster;
     private final long timeoutNanos;
+    /** Weighted clusters, hash key, mirrors; null when the route has none (the common case: one null check). */
+    private final RouteTraffic traffic;
     /** The route's meters, set before its table is published. */
     private RouteMeters meters;
     /** The rate-limit rules applying to this route (null: none), set before its table is published. */
     private io.sluice.server.policy.ratelimit.RouteLimits rateLimits;
 
-    Route(String name, RouteConfig config, ClusterBalancer cluster) {
+    Route(String name, RouteConfig config, ClusterBalancer cluster, RouteTraffic traffic) {
+        this.traffic = traffic;
         this.name = name;
         this.config = config;
         this.cluster = cluster;
@@ -34,6 +37,11 @@ public final class Route {
 
     public ClusterBalancer cluster() {
         return cluster;
+    }
+
+    /** The route's traffic rules (weighted clusters, hash key, mirrors), or null when it has none. */
+    public RouteTraffic traffic() {
+        return traffic;
     }
 
     /** The meters requests on this route record into (null until attached). */

@@ -311,7 +311,9 @@ class ConfigLoaderTest {
         assertThat(loaded.warnings()).containsExactly("$.tracing is ignored (MOSN-only)");
         assertThat(loaded.config().cluster("c").lb()).isEqualTo(LbPolicy.RANDOM);
         assertThat(error(mosn.replace("\"Http1\"", "\"Http2\""))).contains("downstream_protocol", "HTTP/2 is not supported");
-        assertThat(error(mosn.replace("LB_RANDOM", "LB_MAGLEV"))).startsWith("$.cluster_manager.clusters[0].lb_type:");
+        assertThat(ConfigLoader.parse(mosn.replace("LB_RANDOM", "LB_MAGLEV"), "m.json").config().cluster("c").lb())
+                .isEqualTo(LbPolicy.MAGLEV); // mapped since weighted clusters and hash balancing exist
+        assertThat(error(mosn.replace("LB_RANDOM", "LB_REQUEST_ROUNDROBIN"))).startsWith("$.cluster_manager.clusters[0].lb_type:");
         assertThat(error(mosn.replace("\"SIMPLE\"", "\"STRICT_DNS\""))).startsWith("$.cluster_manager.clusters[0].type:");
     }
 
@@ -353,7 +355,8 @@ class ConfigLoaderTest {
                 {VHOST, "\"require_tls\": \"ALL\"", ".virtual_hosts[0].require_tls: bad value \"ALL\"", "TLS"},
                 {VHOST, "\"request_headers_to_add\": [{\"key\": \"x\"}]", ".virtual_hosts[0].request_headers_to_add:", "not supported"},
                 {ROUTE, "\"retry_policy\": {\"retry_on\": true, \"num_retries\": 3}", ".routers[0].route.retry_policy: bad value \"{", "retries"},
-                {ROUTE, "\"weighted_clusters\": [{\"cluster\": {\"name\": \"c\"}}]", ".routers[0].route.weighted_clusters:", "not supported"},
+                {ROUTE, "\"weighted_clusters\": [{\"cluster\": {\"name\": \"c\", \"metadata_match\": {\"filter_metadata\": {}}}}]",
+                        ".routers[0].route.weighted_clusters[0].cluster.metadata_match:", "subset load balancing is not supported"},
                 {CLUSTER, "\"circuit_breakers\": [{\"max_connections\": 10}]", "$.cluster_manager.clusters[0].circuit_breakers: bad value \"[{", "circuit breakers"},
                 {CLUSTER, "\"max_request_per_conn\": 1024", "$.cluster_manager.clusters[0].max_request_per_conn: bad value \"1024\"", "limit"},
                 {CLUSTER, "\"conn_buffer_limit_bytes\": 32768", "$.cluster_manager.clusters[0].conn_buffer_limit_bytes: bad value \"32768\"", "limit"},
