@@ -24,12 +24,15 @@ import java.util.Set;
  *                          false (default) = they start warm
  * @param leastRequestChoices   LEAST_REQUEST: hosts sampled per pick (power of N choices)
  * @param activeRequestBias     LEAST_REQUEST with weights: weight / (active + 1) ^ bias
+ * @param retryPolicy       retries for routes to this cluster that have no policy of their own (null = none)
+ * @param circuitBreakers   concurrency limits and the retry budget (null = the defaults)
  */
 public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<HostConfig> hosts,
                             Duration connectTimeout, Duration responseTimeout, PoolConfig pool,
                             HealthCheckConfig healthCheck, SlowStartConfig slowStart, OutlierConfig outlier,
                             int panicThreshold, boolean warmUpAtBoot,
-                            int leastRequestChoices, double activeRequestBias) {
+                            int leastRequestChoices, double activeRequestBias,
+                            RetryPolicyConfig retryPolicy, CircuitBreakerConfig circuitBreakers) {
 
     public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(3);
     public static final Duration DEFAULT_RESPONSE_TIMEOUT = Duration.ofSeconds(15);
@@ -57,6 +60,16 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         if (!(activeRequestBias >= 0) || Double.isInfinite(activeRequestBias)) {
             throw new ConfigException("active_request_bias", activeRequestBias, "a finite number >= 0");
         }
+        circuitBreakers = circuitBreakers == null ? CircuitBreakerConfig.defaults() : circuitBreakers;
+    }
+
+    /** Without a retry policy and with the default circuit breakers. */
+    public ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<HostConfig> hosts,
+                         Duration connectTimeout, Duration responseTimeout, PoolConfig pool,
+                         HealthCheckConfig healthCheck, SlowStartConfig slowStart, OutlierConfig outlier,
+                         int panicThreshold, boolean warmUpAtBoot, int leastRequestChoices, double activeRequestBias) {
+        this(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck, slowStart, outlier,
+                panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias, null, null);
     }
 
     /** A cluster with every default: weighted round robin, no health check, no slow start. */
@@ -118,6 +131,8 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         b.warmUpAtBoot = warmUpAtBoot;
         b.leastRequestChoices = leastRequestChoices;
         b.activeRequestBias = activeRequestBias;
+        b.retryPolicy = retryPolicy;
+        b.circuitBreakers = circuitBreakers;
         return b;
     }
 
@@ -142,6 +157,8 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         private boolean warmUpAtBoot;
         private int leastRequestChoices = 2;
         private double activeRequestBias = 1.0;
+        private RetryPolicyConfig retryPolicy;
+        private CircuitBreakerConfig circuitBreakers;
 
         private Builder() {
         }
@@ -216,6 +233,16 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
             return this;
         }
 
+        public Builder retryPolicy(RetryPolicyConfig retryPolicy) {
+            this.retryPolicy = retryPolicy;
+            return this;
+        }
+
+        public Builder circuitBreakers(CircuitBreakerConfig circuitBreakers) {
+            this.circuitBreakers = circuitBreakers;
+            return this;
+        }
+
         /** The hosts, given one by one. */
         public Builder hosts(HostConfig... hosts) {
             this.hosts = List.of(hosts);
@@ -223,7 +250,7 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         }
 
         public ClusterConfig build() {
-            return new ClusterConfig(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck, slowStart, outlier, panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias);
+            return new ClusterConfig(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck, slowStart, outlier, panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias, retryPolicy, circuitBreakers);
         }
     }
 }

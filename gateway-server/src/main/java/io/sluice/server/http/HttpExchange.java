@@ -55,4 +55,10 @@ final class HttpExchange {
     /** Deadlines on the listener's clock (0: not set). */
     long connectDeadline;
     long responseDeadline;
+    // ---- resilience (policy package)
+    /** With a retry policy: the route timeout's deadline over all attempts (0: not set). */
+    long overallDeadline;
+    /** Holds a slot of the cluster's max_requests / max_pending_requests breaker. */
+    boolean requestSlot;
+    boolean pendingSlot;
 }

@@ -4,6 +4,8 @@ import io.sluice.core.config.RouteConfig;
 import io.sluice.core.config.StringMatch;
 import io.sluice.lb.ClusterBalancer;
 import io.sluice.server.metrics.ListenerMetrics.RouteMeters;
+import io.sluice.server.policy.ClusterPolicies;
+import io.sluice.server.policy.retry.RetryPolicy;
 
 /** A compiled route: its rule, the cluster it sends to, and the pre-computed bits the proxy needs per request. */
 public final class Route {
@@ -12,6 +14,9 @@ public final class Route {
     private final RouteConfig config;
     private final ClusterBalancer cluster;
     private final long timeoutNanos;
+    // ---- resilience (policy package): the route's retry policy (or its cluster's), the cluster's breakers
+    private final RetryPolicy retryPolicy;
+    private final ClusterPolicies policies;
     /** The route's meters, set before its table is published. */
     private RouteMeters meters;
 
@@ -20,6 +25,18 @@ public final class Route {
         this.config = config;
         this.cluster = cluster;
         this.timeoutNanos = (config.timeout() != null ? config.timeout() : cluster.config().responseTimeout()).toNanos();
+        this.retryPolicy = RetryPolicy.of(config.retryPolicy() != null ? config.retryPolicy() : cluster.config().retryPolicy());
+        this.policies = ClusterPolicies.of(cluster);
+    }
+
+    /** The retry policy of requests on this route (its own, else its cluster's), or null: no retries. */
+    public RetryPolicy retryPolicy() {
+        return retryPolicy;
+    }
+
+    /** The circuit breakers and retry counters of the route's cluster. */
+    public ClusterPolicies policies() {
+        return policies;
     }
 
     public String name() {
