@@ -10,6 +10,7 @@ import io.sluice.core.config.AccessLogConfig;
 import io.sluice.core.config.AdminConfig;
 import io.sluice.core.config.BoltOptions;
 import io.sluice.core.config.CidrRange;
+import io.sluice.core.config.CircuitBreakerConfig;
 import io.sluice.core.config.ClusterConfig;
 import io.sluice.core.config.ConfigException;
 import io.sluice.core.config.GatewayConfig;
@@ -23,6 +24,7 @@ import io.sluice.core.config.OutlierConfig;
 import io.sluice.core.config.PathOptions;
 import io.sluice.core.config.PoolConfig;
 import io.sluice.core.config.Protocol;
+import io.sluice.core.config.RetryPolicyConfig;
 import io.sluice.core.config.RouteConfig;
 import io.sluice.core.config.RouteMatch;
 import io.sluice.core.config.SlowStartConfig;
@@ -243,8 +245,9 @@ public final class ConfigLoader {
         String cluster = o.requiredString("cluster");
         String rewrite = o.string("prefix_rewrite", null);
         Duration timeout = o.duration("timeout", null);
+        RetryPolicyConfig retry = PolicyJson.retryPolicy(o.object("retry_policy")); // resilience
         o.finish();
-        return build(o.path(), () -> new RouteConfig(name, match, cluster, rewrite, timeout));
+        return build(o.path(), () -> new RouteConfig(name, match, cluster, rewrite, timeout, retry));
     }
 
     private static RouteMatch match(JsonObject o) {
@@ -325,9 +328,11 @@ public final class ConfigLoader {
         boolean warm = o.bool("warm_up_at_boot", false);
         int choices = o.integer("least_request_choices", 2);
         double bias = o.number("active_request_bias", 1.0);
+        RetryPolicyConfig retry = PolicyJson.retryPolicy(o.object("retry_policy")); // resilience
+        CircuitBreakerConfig breakers = PolicyJson.circuitBreakers(o.object("circuit_breakers"));
         o.finish();
         return build(o.path(), () -> new ClusterConfig(name, protocol, lb, hosts, connect, response, pool, hc, ss, outlier,
-                panic, warm, choices, bias));
+                panic, warm, choices, bias, retry, breakers));
     }
 
     /** {@code "10.0.0.1:8080"} (weight 1) or {@code {"address": "10.0.0.1:8080", "weight": 3}}. */
