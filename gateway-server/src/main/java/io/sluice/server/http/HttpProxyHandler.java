@@ -34,7 +34,6 @@ import io.sluice.server.route.Route;
 import io.sluice.server.route.RouteTable;
 
 import java.util.ArrayDeque;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -893,7 +892,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
                 || !p.retriesHttp(f, status, p.replaySafe(ex.method))) {
             return false;
         }
-        long delay = p.backoffNanos(retry.attempt(), ThreadLocalRandom.current().nextDouble());
+        long delay = p.backoffNanos(retry.attempt(), lc.retryJitter());
         if (ex.overallDeadline != 0 && ticker.nanoTime() + delay - ex.overallDeadline >= 0) {
             return false; // the route's timeout would pass first
         }

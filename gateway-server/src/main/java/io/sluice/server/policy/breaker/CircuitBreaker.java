@@ -69,7 +69,8 @@ public final class CircuitBreaker {
 
     /**
      * Takes a retry slot under the budget: concurrent retries may not exceed
-     * {@code max(min_retry_concurrency, budget_percent × (active + pending))}.
+     * {@code max(min_retry_concurrency, budget_percent × active requests)} (active includes the
+     * requests waiting for a connection and those in retry back-off).
      */
     public boolean tryRetry() {
         int limit = retryLimit();
@@ -84,7 +85,7 @@ public final class CircuitBreaker {
     /** The concurrent retries the budget allows now. */
     public int retryLimit() {
         CircuitBreakerConfig c = config;
-        int active = requests.count() + pending.count();
+        int active = requests.count(); // includes those waiting for a connection
         return Math.max(c.minRetryConcurrency(), (int) (active * c.budgetPercent() / 100.0));
     }
 }
