@@ -81,6 +81,9 @@ class HttpRetryTimingTest {
 
     @AfterEach
     void tearDown() throws Exception {
+        if (client == null) {
+            return;
+        }
         for (HttpUpstreamPool p : pools.values()) {
             p.closeAll();
         }
