@@ -69,8 +69,8 @@ public final class CircuitBreaker {
 
     /**
      * Takes a retry slot under the budget: concurrent retries may not exceed
-     * {@code max(min_retry_concurrency, budget_percent × active requests)} (active includes the
-     * requests waiting for a connection and those in retry back-off).
+     * {@code max(min_retry_concurrency, budget_percent × active requests not retrying)}; a retry
+     * holds its slot from the moment it is scheduled (back-off included) until its attempt ends.
      */
     public boolean tryRetry() {
         int limit = retryLimit();
@@ -85,7 +85,9 @@ public final class CircuitBreaker {
     /** The concurrent retries the budget allows now. */
     public int retryLimit() {
         CircuitBreakerConfig c = config;
-        int active = requests.count(); // includes those waiting for a connection
+        // the requests in flight that are not retrying themselves (those waiting for a connection
+        // included): so retries stay within budget_percent of first attempts, whatever the back-off
+        int active = Math.max(0, requests.count() - retries.count());
         return Math.max(c.minRetryConcurrency(), (int) (active * c.budgetPercent() / 100.0));
     }
 }
