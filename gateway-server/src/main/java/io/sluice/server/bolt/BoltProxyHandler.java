@@ -19,6 +19,9 @@ import io.sluice.server.channel.ConnectionTimer;
 import io.sluice.server.channel.DrainEvent;
 import io.sluice.server.channel.RequestEnd;
 import io.sluice.server.metrics.RequestOutcome;
+import io.sluice.server.policy.ClusterPolicies;
+import io.sluice.server.policy.breaker.CircuitBreaker;
+import io.sluice.server.policy.retry.RetryState;
 import io.sluice.server.route.Route;
 
 import java.net.InetSocketAddress;
@@ -91,6 +94,10 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements Pen
     private final RequestEnd end;
     /** The client's address for the access log, worked out once per connection. */
     private String client;
+    // ---- resilience: the policies of the last cluster used (a lookup only when the cluster changes), the picker
+    private ClusterBalancer lastCluster;
+    private ClusterPolicies lastPolicies;
+    private final RetryState picker = new RetryState();
 
     BoltProxyHandler(BoltListenerContext lc) {
         this.lc = lc;
@@ -196,12 +203,32 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements Pen
             }
             capNanos = cluster.config().responseTimeout().toNanos();
         }
-        Host host = cluster.pick();
+        // ---- resilience: the cluster's max_requests breaker and the per-host limit
+        ClusterPolicies policies = route != null ? route.policies() : policiesOf(cluster);
+        CircuitBreaker breaker = policies.breaker();
+        if (!oneway && !breaker.tryRequest()) {
+            reject(f, BoltStatus.SERVER_THREADPOOL_BUSY, "cluster " + cluster.name()
+                    + " is at its max_requests limit (circuit breaker)", RequestOutcome.OVERLOADED, start);
+            return;
+        }
+        picker.begin(null, policies);
+        Host host = picker.pick(cluster);
+        boolean hostsFull = picker.pickOverflowed();
+        picker.end(false);
         if (host == null) {
+            if (!oneway) {
+                breaker.requestDone();
+            }
+            if (hostsFull) {
+                reject(f, BoltStatus.SERVER_THREADPOOL_BUSY, "every host of cluster " + cluster.name()
+                        + " is at its max_host_requests limit (circuit breaker)", RequestOutcome.OVERLOADED, start);
+                return;
+            }
             reject(f, BoltStatus.NO_PROCESSOR, "no available host in cluster " + cluster.name(),
                     RequestOutcome.NO_HEALTHY_HOST, start);
             return;
         }
+        // ---- end resilience
         BoltUpstreamConnection up = pool.acquire(host, cluster, f.framing());
         if (oneway) {
             boolean sent = up.sendOneway(f);
@@ -220,7 +247,9 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements Pen
             r.cluster = cluster;
             r.target = target;
             r.route = route;
+            r.breaker = breaker;
             if (!up.send(f, r)) {
+                breaker.requestDone();
                 reject(f, BoltStatus.SERVER_THREADPOOL_BUSY, "upstream connection to " + host.address()
                         + " is saturated", RequestOutcome.OVERLOADED, start);
                 return;
@@ -335,6 +364,18 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements Pen
     private void finishPending(Pending p) {
         inFlight--;
         p.host.requestFinished();
+        if (p.breaker != null) {
+            p.breaker.requestDone(); // resilience: the max_requests slot
+        }
+    }
+
+    /** The policies of {@code c}, looked up only when the cluster differs from the last one's. */
+    private ClusterPolicies policiesOf(ClusterBalancer c) {
+        if (c != lastCluster) {
+            lastPolicies = ClusterPolicies.of(c);
+            lastCluster = c;
+        }
+        return lastPolicies;
     }
 
     private void afterCompletion() {

@@ -2,6 +2,7 @@ package io.sluice.server.bolt;
 
 import io.sluice.core.cluster.Host;
 import io.sluice.lb.ClusterBalancer;
+import io.sluice.server.policy.breaker.CircuitBreaker;
 import io.sluice.server.route.Route;
 
 /**
@@ -23,6 +24,8 @@ final class BoltRequest {
     String target;
     /** The route it took (null: the default cluster), for its meters. */
     Route route;
+    /** The cluster's breaker whose request slot the request holds (resilience). */
+    CircuitBreaker breaker;
 
     BoltRequest(PendingListener owner) {
         this.owner = owner;

@@ -3,6 +3,7 @@ package io.sluice.server.bolt;
 import io.sluice.codec.bolt.BoltFraming;
 import io.sluice.core.cluster.Host;
 import io.sluice.lb.ClusterBalancer;
+import io.sluice.server.policy.breaker.CircuitBreaker;
 import io.sluice.server.route.Route;
 
 /**
@@ -28,6 +29,8 @@ final class Pending {
     String target;
     /** The route it took (null: the default cluster), for its meters. */
     Route route;
+    /** The cluster's breaker whose request slot the request holds (resilience). */
+    CircuitBreaker breaker;
     int upstreamId;
     /** Which deadline list of the connection holds it (-1: none). */
     int list = -1;
@@ -46,6 +49,7 @@ final class Pending {
         this.host = r.host;
         this.cluster = r.cluster;
         this.target = r.target;
+        this.breaker = r.breaker;
     }
 
     /** Forgets everything it points to, so a recycled entry keeps nothing alive. */
@@ -56,6 +60,7 @@ final class Pending {
         cluster = null;
         target = null;
         route = null;
+        breaker = null;
         prev = null;
         next = null;
         list = -1;
