@@ -167,4 +167,91 @@ final class PolicyJson {
         o.putObject("retry_budget").put("budget_percent", c.budgetPercent())
                 .put("min_retry_concurrency", c.minRetryConcurrency());
     }
+
+    // ------------------------------------------------------------------ MOSN format
+
+    /**
+     * MOSN's route {@code retry_policy}: {@code retry_on} (a boolean: retry 5xx answers and failed
+     * connections), {@code num_retries}, {@code retry_timeout} (per try). Null when retries are off.
+     */
+    static RetryPolicyConfig mosnRetryPolicy(JsonObject o, List<String> warnings) {
+        if (o == null) {
+            return null;
+        }
+        boolean on = o.bool("retry_on", false);
+        int num = o.integer("num_retries", 0);
+        Duration perTry = o.duration("retry_timeout", null);
+        o.finish();
+        if (!on || num == 0) {
+            return null;
+        }
+        warnings.add(o.path() + ": MOSN retries any method; here a request with a non-idempotent method (POST, PATCH)"
+                + " is retried only when nothing was sent yet (set retry_non_idempotent in the native format to change that)");
+        Duration t = perTry == null || perTry.isZero() ? null : perTry;
+        return ConfigLoader.build(o.path(), () -> {
+            try {
+                return RetryPolicyConfig.builder().retryOn(RetryOn.FIVE_XX).numRetries(num).perTryTimeout(t).build();
+            } catch (ConfigException e) {
+                throw e.path().equals("per_try_timeout") ? new ConfigException("retry_timeout", e.value(), e.expected()) : e;
+            }
+        });
+    }
+
+    /**
+     * MOSN's cluster {@code circuit_breakers}: thresholds (a list, or {@code {"thresholds": [...]}}) of
+     * {@code max_connections}, {@code max_pending_requests}, {@code max_requests}, {@code max_retries}
+     * for priority DEFAULT; 0 or absent = the default. {@code max_retries} N becomes a retry budget of
+     * 0 % with at least N concurrent retries (Envoy's static retry limit).
+     */
+    static CircuitBreakerConfig mosnCircuitBreakers(JsonNode n, String path) {
+        if (n == null) {
+            return null;
+        }
+        JsonNode list = n;
+        String listPath = path;
+        if (n.isObject()) {
+            JsonObject o = JsonObject.of(n, path);
+            list = o.raw("thresholds");
+            listPath = o.at("thresholds");
+            o.finish();
+            if (list == null) {
+                return null;
+            }
+        }
+        if (!list.isArray()) {
+            throw new ConfigException(listPath, JsonObject.describe(list), "a list of thresholds");
+        }
+        CircuitBreakerConfig d = CircuitBreakerConfig.defaults();
+        CircuitBreakerConfig out = null;
+        for (int i = 0; i < list.size(); i++) {
+            JsonObject t = JsonObject.of(list.get(i), listPath + "[" + i + "]");
+            String priority = t.string("priority", "DEFAULT");
+            if (!priority.equalsIgnoreCase("DEFAULT")) {
+                throw new ConfigException(t.at("priority"), priority, "\"DEFAULT\" (routing priorities are not supported)");
+            }
+            if (out != null) {
+                throw new ConfigException(t.path(), "a second DEFAULT threshold", "one threshold per priority");
+            }
+            int cx = t.integer("max_connections", 0);
+            int pending = t.integer("max_pending_requests", 0);
+            int rq = t.integer("max_requests", 0);
+            int retries = t.integer("max_retries", 0);
+            t.finish();
+            CircuitBreakerConfig.Builder b = d.toBuilder();
+            if (cx != 0) {
+                b.maxConnections(cx);
+            }
+            if (pending != 0) {
+                b.maxPendingRequests(pending);
+            }
+            if (rq != 0) {
+                b.maxRequests(rq);
+            }
+            if (retries != 0) {
+                b.budgetPercent(0).minRetryConcurrency(retries);
+            }
+            out = ConfigLoader.build(t.path(), b::build);
+        }
+        return out;
+    }
 }
