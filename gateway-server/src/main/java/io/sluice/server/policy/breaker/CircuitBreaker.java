@@ -74,7 +74,9 @@ public final class CircuitBreaker {
      */
     public boolean tryRetry() {
         int limit = retryLimit();
-        retries.max(limit);
+        if (retries.max() != limit) {
+            retries.max(limit); // for the gauges and the breaker's close hysteresis
+        }
         return retries.tryAcquire(limit);
     }
 
