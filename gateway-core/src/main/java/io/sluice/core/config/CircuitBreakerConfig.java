@@ -21,6 +21,11 @@ public record CircuitBreakerConfig(int maxConnections, int maxPendingRequests, i
     public static final int DEFAULT_LIMIT = 1024;
     public static final double DEFAULT_BUDGET_PERCENT = 20.0;
     public static final int DEFAULT_MIN_RETRY_CONCURRENCY = 3;
+    /**
+     * Bolt clusters' default {@code max_requests}: a Bolt connection multiplexes up to
+     * {@code max_in_flight_per_connection} (4096) requests, so Envoy's 1024 would shed a single busy client.
+     */
+    public static final int DEFAULT_BOLT_MAX_REQUESTS = 65_536;
 
     public CircuitBreakerConfig {
         Checks.range("max_connections", maxConnections, 1, Integer.MAX_VALUE);
@@ -36,6 +41,11 @@ public record CircuitBreakerConfig(int maxConnections, int maxPendingRequests, i
     /** Envoy's defaults: 1024 connections / pending / requests, retry budget 20 % with at least 3, no per-host limit. */
     public static CircuitBreakerConfig defaults() {
         return builder().build();
+    }
+
+    /** The defaults for a cluster speaking {@code p}: Envoy's, but {@value #DEFAULT_BOLT_MAX_REQUESTS} requests for Bolt. */
+    public static CircuitBreakerConfig defaults(Protocol p) {
+        return p == Protocol.BOLT ? builder().maxRequests(DEFAULT_BOLT_MAX_REQUESTS).build() : defaults();
     }
 
     public static Builder builder() {

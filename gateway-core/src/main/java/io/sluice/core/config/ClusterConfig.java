@@ -25,7 +25,7 @@ import java.util.Set;
  * @param leastRequestChoices   LEAST_REQUEST: hosts sampled per pick (power of N choices)
  * @param activeRequestBias     LEAST_REQUEST with weights: weight / (active + 1) ^ bias
  * @param retryPolicy       retries for routes to this cluster that have no policy of their own (null = none)
- * @param circuitBreakers   concurrency limits and the retry budget (null = the defaults)
+ * @param circuitBreakers   concurrency limits and the retry budget (null = the defaults for the protocol)
  */
 public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<HostConfig> hosts,
                             Duration connectTimeout, Duration responseTimeout, PoolConfig pool,
@@ -60,7 +60,7 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         if (!(activeRequestBias >= 0) || Double.isInfinite(activeRequestBias)) {
             throw new ConfigException("active_request_bias", activeRequestBias, "a finite number >= 0");
         }
-        circuitBreakers = circuitBreakers == null ? CircuitBreakerConfig.defaults() : circuitBreakers;
+        circuitBreakers = circuitBreakers == null ? CircuitBreakerConfig.defaults(protocol) : circuitBreakers;
     }
 
     /** Without a retry policy and with the default circuit breakers. */
@@ -77,8 +77,17 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         return builder().name(name).hosts(hosts).build();
     }
 
+    /**
+     * The same cluster speaking {@code p}. A {@code max_requests} at the old protocol's default
+     * becomes the new protocol's default (MOSN-format clusters learn their protocol late).
+     */
     public ClusterConfig withProtocol(Protocol p) {
-        return toBuilder().protocol(p).build();
+        CircuitBreakerConfig cb = circuitBreakers;
+        int oldDefault = CircuitBreakerConfig.defaults(protocol).maxRequests();
+        if (cb.maxRequests() == oldDefault) {
+            cb = cb.toBuilder().maxRequests(CircuitBreakerConfig.defaults(p).maxRequests()).build();
+        }
+        return toBuilder().protocol(p).circuitBreakers(cb).build();
     }
 
     public ClusterConfig withHosts(List<HostConfig> newHosts) {

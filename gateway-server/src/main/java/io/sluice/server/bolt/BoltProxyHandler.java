@@ -21,6 +21,7 @@ import io.sluice.server.channel.RequestEnd;
 import io.sluice.server.metrics.RequestOutcome;
 import io.sluice.server.policy.ClusterPolicies;
 import io.sluice.server.policy.breaker.CircuitBreaker;
+import io.sluice.server.policy.retry.RetryPolicy;
 import io.sluice.server.policy.retry.RetryState;
 import io.sluice.server.route.Route;
 
@@ -205,6 +206,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements Pen
         }
         // ---- resilience: the cluster's max_requests breaker and the per-host limit
         ClusterPolicies policies = route != null ? route.policies() : policiesOf(cluster);
+        RetryPolicy retryPolicy = oneway ? null : route != null ? route.retryPolicy() : policies.clusterRetryPolicy();
         CircuitBreaker breaker = policies.breaker();
         if (!oneway && !breaker.tryRequest()) {
             reject(f, BoltStatus.SERVER_THREADPOOL_BUSY, "cluster " + cluster.name()
@@ -243,13 +245,34 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements Pen
             BoltRequest r = request;
             r.startNanos = start;
             r.timeoutNanos = timeout;
+            // ---- resilience: keep the frame to replay it (within max_body_bytes), per-try timeout
+            r.retryPolicy = retryPolicy;
+            r.replay = null;
+            r.attempt = 1;
+            r.hasOriginalId = false;
+            r.retrySlot = false;
+            r.overallDeadlineNanos = start + timeout;
+            if (retryPolicy != null) {
+                if (f.frameLength() <= retryPolicy.maxBodyBytes()) {
+                    r.replay = f.retainedDuplicate();
+                } else {
+                    policies.bodyTooLarge.increment();
+                }
+                if (retryPolicy.perTryTimeoutNanos() != 0) {
+                    r.timeoutNanos = Math.min(timeout, retryPolicy.perTryTimeoutNanos());
+                }
+            }
             r.host = host;
             r.cluster = cluster;
             r.target = target;
             r.route = route;
-            r.breaker = breaker;
+            r.policies = policies;
             if (!up.send(f, r)) {
                 breaker.requestDone();
+                if (r.replay != null) {
+                    r.replay.release();
+                    r.replay = null;
+                }
                 reject(f, BoltStatus.SERVER_THREADPOOL_BUSY, "upstream connection to " + host.address()
                         + " is saturated", RequestOutcome.OVERLOADED, start);
                 return;
@@ -318,8 +341,17 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements Pen
 
     @Override
     public void onResponse(Pending p, BoltFrame response) {
-        finishPending(p);
         int status = response.status();
+        if (p.replay != null && (status == BoltStatus.SERVER_THREADPOOL_BUSY || status == BoltStatus.ERROR_COMM)
+                && p.retryPolicy.retriesBoltStatus(status == BoltStatus.ERROR_COMM, status == BoltStatus.SERVER_THREADPOOL_BUSY)
+                && retry(p, Outcome.SERVER_ERROR)) {
+            response.release();
+            return;
+        }
+        if (p.attempt > 1 && status == BoltStatus.SUCCESS && p.policies != null) {
+            p.policies.retrySuccess.increment();
+        }
+        finishPending(p);
         p.cluster.onOutcome(p.host, hostOutcome(status));
         ended(p.route, closed ? RequestOutcome.CLIENT_CLOSED : RequestOutcome.PROXIED, status, p.host, p.target,
                 ticker.nanoTime() - p.startNanos);
@@ -341,6 +373,19 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements Pen
 
     @Override
     public void onFailed(Pending p, int status, String message, RequestOutcome outcome, Outcome hostOutcome) {
+        if (p.replay != null) { // ---- resilience: retries
+            RetryPolicy.Failure f = switch (status) {
+                case BoltStatus.ERROR_COMM -> RetryPolicy.Failure.CONNECT_FAILURE;
+                case BoltStatus.CONNECTION_CLOSED -> RetryPolicy.Failure.RESET;
+                case BoltStatus.TIMEOUT -> RetryPolicy.Failure.TIMEOUT;
+                default -> null;
+            };
+            if (f != null && p.retryPolicy.retriesBolt(f)
+                    && (f != RetryPolicy.Failure.TIMEOUT || ticker.nanoTime() - p.overallDeadlineNanos < 0)
+                    && retry(p, hostOutcome)) {
+                return;
+            }
+        }
         finishPending(p);
         if (hostOutcome != null) {
             p.cluster.onOutcome(p.host, hostOutcome);
@@ -364,8 +409,156 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements Pen
     private void finishPending(Pending p) {
         inFlight--;
         p.host.requestFinished();
-        if (p.breaker != null) {
-            p.breaker.requestDone(); // resilience: the max_requests slot
+        // ---- resilience: the max_requests slot, the retry slot, the replay copy
+        if (p.policies != null) {
+            p.policies.breaker().requestDone();
+            if (p.retrySlot) {
+                p.retrySlot = false;
+                p.policies.breaker().retryDone();
+            }
+        }
+        if (p.replay != null) {
+            p.replay.release();
+            p.replay = null;
+        }
+    }
+
+    // ---------------------------------------------------------------- resilience: Bolt retries
+
+    /**
+     * Tries the failed attempt {@code p} again if attempts are left, the back-off ends before the
+     * request's deadline and the retry budget allows it: the request stays in flight (its
+     * max_requests slot held), the frame kept at send time is copied and sent after the back-off
+     * to a host not tried, under the client's request id. False: the caller answers the failure.
+     * The entry {@code p} is recycled when this returns; what the retry needs is copied out.
+     */
+    private boolean retry(Pending p, Outcome hostOutcome) {
+        RetryPolicy pol = p.retryPolicy;
+        ClusterPolicies cp = p.policies;
+        if (closed || cp == null) {
+            return false;
+        }
+        if (p.attempt > pol.numRetries()) {
+            cp.retryLimitExceeded.increment();
+            return false;
+        }
+        long delay = pol.backoffNanos(p.attempt, lc.retryJitter());
+        long now = ticker.nanoTime();
+        if (now + delay - p.overallDeadlineNanos >= 0) {
+            return false;
+        }
+        if (p.retrySlot) {
+            p.retrySlot = false;
+            cp.breaker().retryDone();
+        }
+        if (!cp.breaker().tryRetry()) {
+            cp.retryOverflow.increment();
+            return false;
+        }
+        cp.retries.increment();
+        if (hostOutcome != null) {
+            p.cluster.onOutcome(p.host, hostOutcome);
+        }
+        p.host.requestFinished();
+        BoltRetry next = new BoltRetry(p);
+        p.replay = null; // the retry owns it now
+        p.policies = null; // the slots travel with the retry
+        scheduler.schedule(() -> resend(next), delay);
+        return true;
+    }
+
+    /** The back-off is over: the next attempt, on another host when there is one. */
+    private void resend(BoltRetry t) {
+        BoltFrame frame = t.replay.copy(); // fresh bytes: the old attempt's may still sit in a buffer
+        t.replay.release();
+        if (closed) {
+            frame.release();
+            endRetry(t, RequestOutcome.CLIENT_CLOSED, 0, null);
+            return;
+        }
+        picker.begin(t.policy, t.policies);
+        picker.exclude(t.lastHost);
+        Host host = picker.pick(t.cluster);
+        picker.end(false);
+        if (host == null) {
+            frame.release();
+            write(BoltFrames.errorResponse(ctx.alloc(), t.framing, t.originalId, BoltStatus.NO_PROCESSOR,
+                    "no host of cluster " + t.cluster.name() + " left to retry on"));
+            endRetry(t, RequestOutcome.NO_HEALTHY_HOST, BoltStatus.NO_PROCESSOR, null);
+            return;
+        }
+        long now = ticker.nanoTime();
+        long left = t.overallDeadlineNanos - now;
+        long perTry = t.policy.perTryTimeoutNanos();
+        BoltRequest r = request;
+        r.startNanos = t.startNanos;
+        r.timeoutNanos = now - t.startNanos + (perTry != 0 ? Math.min(left, perTry) : left);
+        r.host = host;
+        r.cluster = t.cluster;
+        r.target = t.target;
+        r.route = t.route;
+        r.policies = t.policies;
+        r.retryPolicy = t.policy;
+        r.attempt = t.attempt;
+        r.overallDeadlineNanos = t.overallDeadlineNanos;
+        r.hasOriginalId = true;
+        r.originalId = t.originalId;
+        r.retrySlot = true;
+        r.replay = t.attempt <= t.policy.numRetries() ? frame.retainedDuplicate() : null;
+        BoltUpstreamConnection up = pool.acquire(host, t.cluster, t.framing);
+        boolean sent = up.send(frame, r);
+        r.hasOriginalId = false;
+        if (!sent) {
+            if (r.replay != null) {
+                r.replay.release();
+                r.replay = null;
+            }
+            frame.release();
+            write(BoltFrames.errorResponse(ctx.alloc(), t.framing, t.originalId, BoltStatus.SERVER_THREADPOOL_BUSY,
+                    "upstream connection to " + host.address() + " is saturated"));
+            endRetry(t, RequestOutcome.OVERLOADED, BoltStatus.SERVER_THREADPOOL_BUSY, host);
+            return;
+        }
+        host.requestStarted();
+    }
+
+    /** A retry that could not be sent ends the request: slots back, one request end. */
+    private void endRetry(BoltRetry t, RequestOutcome outcome, int status, Host host) {
+        inFlight--;
+        t.policies.breaker().requestDone();
+        t.policies.breaker().retryDone();
+        ended(t.route, outcome, status, host, t.target, ticker.nanoTime() - t.startNanos);
+        afterCompletion();
+    }
+
+    /** What a scheduled Bolt retry carries from the failed attempt (allocated per retry only). */
+    private static final class BoltRetry {
+        final BoltFrame replay;
+        final io.sluice.codec.bolt.BoltFraming framing;
+        final int originalId;
+        final long startNanos;
+        final long overallDeadlineNanos;
+        final int attempt;
+        final ClusterBalancer cluster;
+        final Host lastHost;
+        final String target;
+        final Route route;
+        final ClusterPolicies policies;
+        final RetryPolicy policy;
+
+        BoltRetry(Pending p) {
+            replay = p.replay;
+            framing = p.framing;
+            originalId = p.originalId;
+            startNanos = p.startNanos;
+            overallDeadlineNanos = p.overallDeadlineNanos;
+            attempt = p.attempt + 1;
+            cluster = p.cluster;
+            lastHost = p.host;
+            target = p.target;
+            route = p.route;
+            policies = p.policies;
+            policy = p.retryPolicy;
         }
     }
 

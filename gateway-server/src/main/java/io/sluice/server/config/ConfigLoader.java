@@ -329,7 +329,7 @@ public final class ConfigLoader {
         int choices = o.integer("least_request_choices", 2);
         double bias = o.number("active_request_bias", 1.0);
         RetryPolicyConfig retry = PolicyJson.retryPolicy(o.object("retry_policy")); // resilience
-        CircuitBreakerConfig breakers = PolicyJson.circuitBreakers(o.object("circuit_breakers"));
+        CircuitBreakerConfig breakers = PolicyJson.circuitBreakers(o.object("circuit_breakers"), protocol);
         o.finish();
         return build(o.path(), () -> new ClusterConfig(name, protocol, lb, hosts, connect, response, pool, hc, ss, outlier,
                 panic, warm, choices, bias, retry, breakers));

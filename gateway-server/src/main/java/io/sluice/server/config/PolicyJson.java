@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sluice.core.config.DurationFormat;
+import io.sluice.core.config.Protocol;
 import io.sluice.core.config.CircuitBreakerConfig;
 import io.sluice.core.config.ConfigException;
 import io.sluice.core.config.RetryOn;
@@ -112,11 +113,11 @@ final class PolicyJson {
     }
 
     /** {@code circuit_breakers}, or null (the defaults) when absent. */
-    static CircuitBreakerConfig circuitBreakers(JsonObject o) {
+    static CircuitBreakerConfig circuitBreakers(JsonObject o, Protocol protocol) {
         if (o == null) {
             return null;
         }
-        CircuitBreakerConfig d = CircuitBreakerConfig.defaults();
+        CircuitBreakerConfig d = CircuitBreakerConfig.defaults(protocol);
         int cx = o.integer("max_connections", d.maxConnections());
         int pending = o.integer("max_pending_requests", d.maxPendingRequests());
         int rq = o.integer("max_requests", d.maxRequests());

@@ -3,6 +3,7 @@ package io.sluice.server.policy;
 import io.sluice.core.config.ClusterConfig;
 import io.sluice.lb.ClusterBalancer;
 import io.sluice.server.policy.breaker.CircuitBreaker;
+import io.sluice.server.policy.retry.RetryPolicy;
 
 import java.util.Collections;
 import java.util.Map;
@@ -22,6 +23,7 @@ public final class ClusterPolicies {
 
     private final String cluster;
     private final CircuitBreaker breaker;
+    private volatile RetryPolicy clusterRetryPolicy;
     /** Retries sent. */
     public final LongAdder retries = new LongAdder();
     /** Requests that succeeded after at least one retry. */
@@ -47,7 +49,13 @@ public final class ClusterPolicies {
             p = BY_CLUSTER.computeIfAbsent(c, b -> new ClusterPolicies(b.name(), b.config()));
         }
         p.breaker.configure(c.config().circuitBreakers());
+        p.clusterRetryPolicy = RetryPolicy.of(c.config().retryPolicy());
         return p;
+    }
+
+    /** The cluster's own retry policy (for requests without a route, e.g. a Bolt listener's default cluster), or null. */
+    public RetryPolicy clusterRetryPolicy() {
+        return clusterRetryPolicy;
     }
 
     public String cluster() {

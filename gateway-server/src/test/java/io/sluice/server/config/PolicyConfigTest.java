@@ -1,6 +1,8 @@
 package io.sluice.server.config;
 
 import io.sluice.core.config.CircuitBreakerConfig;
+import io.sluice.core.config.ClusterConfig;
+import io.sluice.core.config.Protocol;
 import io.sluice.core.config.ConfigException;
 import io.sluice.core.config.GatewayConfig;
 import io.sluice.core.config.RetryOn;
@@ -70,6 +72,13 @@ class PolicyConfigTest {
         assertThat(c.listeners().get(0).routes().get(0).retryPolicy()).isNull();
         assertThat(c.cluster("api").retryPolicy()).isNull();
         assertThat(c.cluster("api").circuitBreakers()).isEqualTo(new CircuitBreakerConfig(1024, 1024, 1024, 20, 3, 0));
+        // a Bolt connection carries up to 4096 requests: Bolt clusters default to 65536, also when the protocol comes late
+        assertThat(ClusterConfig.builder().name("b").protocol(Protocol.BOLT).build().circuitBreakers().maxRequests())
+                .isEqualTo(CircuitBreakerConfig.DEFAULT_BOLT_MAX_REQUESTS);
+        assertThat(ClusterConfig.of("b", List.of()).withProtocol(Protocol.BOLT).circuitBreakers().maxRequests())
+                .isEqualTo(CircuitBreakerConfig.DEFAULT_BOLT_MAX_REQUESTS);
+        assertThat(load(null, "\"protocol\": \"bolt\", \"circuit_breakers\": {\"max_connections\": 5}").cluster("api")
+                .circuitBreakers().maxRequests()).isEqualTo(CircuitBreakerConfig.DEFAULT_BOLT_MAX_REQUESTS);
         assertThat(RetryPolicyConfig.defaults().retryOn()).isEqualTo(Set.of(RetryOn.CONNECT_FAILURE, RetryOn.REFUSED_STREAM));
     }
 

@@ -120,6 +120,13 @@ public final class RetryState {
         return chosen;
     }
 
+    /** Counts {@code h} as tried (a host an earlier attempt used), so {@link #pick} avoids it. */
+    public void exclude(Host h) {
+        if (h != null && triedCount < tried.length) {
+            tried[triedCount++] = h;
+        }
+    }
+
     /** Whether the last {@link #pick} found only hosts at their per-host limit. */
     public boolean pickOverflowed() {
         return pickOverflowed;
