@@ -77,8 +77,8 @@ class PolicyConfigTest {
                 .isEqualTo(CircuitBreakerConfig.DEFAULT_BOLT_MAX_REQUESTS);
         assertThat(ClusterConfig.of("b", List.of()).withProtocol(Protocol.BOLT).circuitBreakers().maxRequests())
                 .isEqualTo(CircuitBreakerConfig.DEFAULT_BOLT_MAX_REQUESTS);
-        assertThat(load(null, "\"protocol\": \"bolt\", \"circuit_breakers\": {\"max_connections\": 5}").cluster("api")
-                .circuitBreakers().maxRequests()).isEqualTo(CircuitBreakerConfig.DEFAULT_BOLT_MAX_REQUESTS);
+        assertThat(PolicyJson.circuitBreakers(JsonObject.of(new com.fasterxml.jackson.databind.ObjectMapper().createObjectNode()
+                .put("max_connections", 5), "$.c"), Protocol.BOLT).maxRequests()).isEqualTo(CircuitBreakerConfig.DEFAULT_BOLT_MAX_REQUESTS);
         assertThat(RetryPolicyConfig.defaults().retryOn()).isEqualTo(Set.of(RetryOn.CONNECT_FAILURE, RetryOn.REFUSED_STREAM));
     }
 
