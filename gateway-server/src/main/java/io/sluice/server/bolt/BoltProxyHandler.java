@@ -99,6 +99,8 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements Pen
     private ClusterBalancer lastCluster;
     private ClusterPolicies lastPolicies;
     private final RetryState picker = new RetryState();
+    /** The attempts of the request being ended (set just before {@link #ended}). */
+    private int endAttempts = 1;
 
     BoltProxyHandler(BoltListenerContext lc) {
         this.lc = lc;
@@ -302,6 +304,8 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements Pen
      */
     private void ended(Route r, RequestOutcome outcome, int status, Host host, String what, long durationNanos) {
         RequestEnd e = end.reset();
+        e.attempts = Math.max(1, endAttempts); // resilience: 1 + retries
+        endAttempts = 1;
         e.route = r;
         e.outcome = outcome;
         e.status = status;
@@ -351,6 +355,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements Pen
         if (p.attempt > 1 && status == BoltStatus.SUCCESS && p.policies != null) {
             p.policies.retrySuccess.increment();
         }
+        endAttempts = p.attempt;
         finishPending(p);
         p.cluster.onOutcome(p.host, hostOutcome(status));
         ended(p.route, closed ? RequestOutcome.CLIENT_CLOSED : RequestOutcome.PROXIED, status, p.host, p.target,
@@ -386,6 +391,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements Pen
                 return;
             }
         }
+        endAttempts = p.attempt;
         finishPending(p);
         if (hostOutcome != null) {
             p.cluster.onOutcome(p.host, hostOutcome);
