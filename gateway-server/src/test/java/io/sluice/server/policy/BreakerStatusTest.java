@@ -41,4 +41,24 @@ class BreakerStatusTest {
         assertThat(BreakerStatus.line(c)).contains("requests 0/2 left (OPEN)", "connections 1024/1024 left");
         c.close();
     }
+
+    @Test
+    void aReloadThatKeepsTheClusterKeepsItsCountsAndAppliesTheNewLimits() {
+        ClusterConfig cc = ClusterConfig.builder().name("api").hosts(List.of(new HostConfig("127.0.0.1", 9000, 1)))
+                .circuitBreakers(CircuitBreakerConfig.builder().maxRequests(5).build()).build();
+        ClusterBalancer c = ClusterBalancer.create(cc, new LbContext(new ManualScheduler(0), new SplittableRandom(1)));
+        ClusterPolicies p = ClusterPolicies.of(c);
+        for (int i = 0; i < 4; i++) {
+            assertThat(p.breaker().tryRequest()).isTrue();
+        }
+        p.breaker().tryRetry();
+        c.update(cc.toBuilder().circuitBreakers(CircuitBreakerConfig.builder().maxRequests(3).build()).build());
+        ClusterPolicies after = ClusterPolicies.of(c); // what compiling the reloaded routes does
+        assertThat(after).isSameAs(p);
+        assertThat(after.breaker().requests().count()).as("requests in flight keep their slots").isEqualTo(4);
+        assertThat(after.breaker().retries().count()).as("and so do retries").isEqualTo(1);
+        assertThat(after.breaker().requests().max()).isEqualTo(3);
+        assertThat(after.breaker().tryRequest()).isFalse();
+        c.close();
+    }
 }
