@@ -8,6 +8,7 @@ import io.sluice.core.cluster.Host;
 import io.sluice.core.config.ClusterConfig;
 import io.sluice.core.time.Ticker;
 import io.sluice.lb.ClusterBalancer;
+import io.sluice.server.policy.PolicyMeters;
 import io.sluice.lb.HealthCheckHub;
 import io.sluice.lb.HealthProbe;
 import io.sluice.lb.LbContext;
@@ -217,6 +218,7 @@ final class ClusterRegistry {
                 .tags("cluster", c.name()).description("Hosts configured").register(registry));
         meters.add(Gauge.builder("sluice.cluster.panic", balancer, b -> b.panicking() ? 1 : 0)
                 .tags("cluster", c.name()).description("1 while the cluster balances over all hosts").register(registry));
+        meters.addAll(PolicyMeters.register(registry, balancer)); // resilience: breakers and retries
         clusterMeters.put(c.name(), meters);
         hostGauges.sync(balancer);
         return balancer;

@@ -26,13 +26,16 @@ import java.util.Set;
  * @param activeRequestBias     LEAST_REQUEST with weights: weight / (active + 1) ^ bias
  * @param tls               TLS to the hosts (verification, SNI, client certificate), null = cleartext
  * @param hashLb            RING_HASH / MAGLEV: ring and table sizes (defaults when null)
+ * @param retryPolicy       retries for routes to this cluster that have no policy of their own (null = none)
+ * @param circuitBreakers   concurrency limits and the retry budget (null = the defaults for the protocol)
  */
 public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<HostConfig> hosts,
                             Duration connectTimeout, Duration responseTimeout, PoolConfig pool,
                             HealthCheckConfig healthCheck, SlowStartConfig slowStart, OutlierConfig outlier,
                             int panicThreshold, boolean warmUpAtBoot,
                             int leastRequestChoices, double activeRequestBias, UpstreamTlsConfig tls,
-                            HashLbConfig hashLb) {
+                            HashLbConfig hashLb, RetryPolicyConfig retryPolicy,
+                            CircuitBreakerConfig circuitBreakers) {
 
     public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(3);
     public static final Duration DEFAULT_RESPONSE_TIMEOUT = Duration.ofSeconds(15);
@@ -61,16 +64,16 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         if (!(activeRequestBias >= 0) || Double.isInfinite(activeRequestBias)) {
             throw new ConfigException("active_request_bias", activeRequestBias, "a finite number >= 0");
         }
+        circuitBreakers = circuitBreakers == null ? CircuitBreakerConfig.defaults(protocol) : circuitBreakers;
     }
 
-    /** A cleartext cluster (no {@code tls}). */
+    /** Cleartext, default hash sizes, no retry policy, the default circuit breakers. */
     public ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<HostConfig> hosts,
                          Duration connectTimeout, Duration responseTimeout, PoolConfig pool,
                          HealthCheckConfig healthCheck, SlowStartConfig slowStart, OutlierConfig outlier,
-                         int panicThreshold, boolean warmUpAtBoot,
-                         int leastRequestChoices, double activeRequestBias) {
+                         int panicThreshold, boolean warmUpAtBoot, int leastRequestChoices, double activeRequestBias) {
         this(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck, slowStart, outlier,
-                panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias, null, null);
+                panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias, null, null, null, null);
     }
 
     /** The same cluster with TLS to its hosts ({@code null}: cleartext). */
@@ -83,8 +86,17 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         return builder().name(name).hosts(hosts).build();
     }
 
+    /**
+     * The same cluster speaking {@code p}. A {@code max_requests} at the old protocol's default
+     * becomes the new protocol's default (MOSN-format clusters learn their protocol late).
+     */
     public ClusterConfig withProtocol(Protocol p) {
-        return toBuilder().protocol(p).build();
+        CircuitBreakerConfig cb = circuitBreakers;
+        int oldDefault = CircuitBreakerConfig.defaults(protocol).maxRequests();
+        if (cb.maxRequests() == oldDefault) {
+            cb = cb.toBuilder().maxRequests(CircuitBreakerConfig.defaults(p).maxRequests()).build();
+        }
+        return toBuilder().protocol(p).circuitBreakers(cb).build();
     }
 
     public ClusterConfig withHosts(List<HostConfig> newHosts) {
@@ -139,6 +151,8 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         b.activeRequestBias = activeRequestBias;
         b.tls = tls;
         b.hashLb = hashLb;
+        b.retryPolicy = retryPolicy;
+        b.circuitBreakers = circuitBreakers;
         return b;
     }
 
@@ -165,6 +179,8 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         private double activeRequestBias = 1.0;
         private UpstreamTlsConfig tls;
         private HashLbConfig hashLb;
+        private RetryPolicyConfig retryPolicy;
+        private CircuitBreakerConfig circuitBreakers;
 
         private Builder() {
         }
@@ -251,6 +267,16 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
             return this;
         }
 
+        public Builder retryPolicy(RetryPolicyConfig retryPolicy) {
+            this.retryPolicy = retryPolicy;
+            return this;
+        }
+
+        public Builder circuitBreakers(CircuitBreakerConfig circuitBreakers) {
+            this.circuitBreakers = circuitBreakers;
+            return this;
+        }
+
         /** The hosts, given one by one. */
         public Builder hosts(HostConfig... hosts) {
             this.hosts = List.of(hosts);
@@ -258,7 +284,7 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         }
 
         public ClusterConfig build() {
-            return new ClusterConfig(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck, slowStart, outlier, panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias, tls, hashLb);
+            return new ClusterConfig(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck, slowStart, outlier, panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias, tls, hashLb, retryPolicy, circuitBreakers);
         }
     }
 }

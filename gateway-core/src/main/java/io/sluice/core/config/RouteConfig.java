@@ -13,16 +13,18 @@ import java.util.List;
  * @param cluster       target cluster name
  * @param prefixRewrite HTTP: replace the matched path prefix with this (only with a prefix path match)
  * @param timeout       HTTP: upstream response timeout for this route (null = the cluster's; with
- *                      weighted clusters, the first one's)
+ *                      weighted clusters, the first one's); with a retry policy it bounds the whole
+ *                      request, retries and back-off included
  * @param traffic       weighted clusters, hash key, mirrors (null = none); with weighted clusters
  *                      {@code cluster} is null (or the first of them) and becomes the first of them
+ * @param retryPolicy   retries on this route (null = the cluster's {@code retry_policy}, if any)
  */
 public record RouteConfig(String name, RouteMatch match, String cluster, String prefixRewrite, Duration timeout,
-                          TrafficPolicy traffic) {
+                          TrafficPolicy traffic, RetryPolicyConfig retryPolicy) {
 
-    /** A route without traffic rules. */
+    /** A route without traffic rules or a retry policy of its own. */
     public RouteConfig(String name, RouteMatch match, String cluster, String prefixRewrite, Duration timeout) {
-        this(name, match, cluster, prefixRewrite, timeout, null);
+        this(name, match, cluster, prefixRewrite, timeout, null, null);
     }
 
     public RouteConfig {
@@ -55,6 +57,14 @@ public record RouteConfig(String name, RouteMatch match, String cluster, String 
             traffic.mirrors().forEach(m -> out.add(m.cluster()));
         }
         return out;
+    }
+
+    public RouteConfig withRetryPolicy(RetryPolicyConfig policy) {
+        return new RouteConfig(name, match, cluster, prefixRewrite, timeout, traffic, policy);
+    }
+
+    public RouteConfig withTimeout(Duration t) {
+        return new RouteConfig(name, match, cluster, prefixRewrite, t, traffic, retryPolicy);
     }
 
     public static RouteConfig to(String cluster) {

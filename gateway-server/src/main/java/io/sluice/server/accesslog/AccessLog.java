@@ -34,8 +34,14 @@ public final class AccessLog implements AutoCloseable, RequestLog {
     private static final Logger log = LoggerFactory.getLogger(AccessLog.class);
 
     /** One finished request. {@code target} is "METHOD path" for HTTP, "service#method" for Bolt. */
+    /** @param attempts upstream attempts (1 + retries) */
     public record Entry(long epochMillis, String listener, String protocol, String client, String target, int status,
-                        String outcome, String upstream, long bytesOut, long durationMicros) {
+                        String outcome, String upstream, long bytesOut, long durationMicros, int attempts) {
+
+        public Entry(long epochMillis, String listener, String protocol, String client, String target, int status,
+                     String outcome, String upstream, long bytesOut, long durationMicros) {
+            this(epochMillis, listener, protocol, client, target, status, outcome, upstream, bytesOut, durationMicros, 1);
+        }
     }
 
     private final BlockingQueue<Entry> queue;
@@ -82,7 +88,7 @@ public final class AccessLog implements AutoCloseable, RequestLog {
     @Override
     public void requestEnded(RequestEnd e) {
         log(new Entry(System.currentTimeMillis(), e.listener(), e.protocol(), e.client, e.target == null ? "-" : e.target,
-                e.status, e.outcome.tag(), e.upstream(), e.bytesOut, e.durationNanos / 1000));
+                e.status, e.outcome.tag(), e.upstream(), e.bytesOut, e.durationNanos / 1000, e.attempts));
     }
 
     /** Queues an entry; never blocks. */
@@ -131,13 +137,17 @@ public final class AccessLog implements AutoCloseable, RequestLog {
             quote(sb, e.target()).append(",\"status\":").append(e.status()).append(",\"outcome\":\"").append(e.outcome())
                     .append("\",\"upstream\":");
             quote(sb, e.upstream()).append(",\"bytes_out\":").append(e.bytesOut()).append(",\"duration_us\":")
-                    .append(e.durationMicros()).append("}\n");
+                    .append(e.durationMicros()).append(",\"attempts\":").append(e.attempts()).append("}\n");
         } else {
             sb.append(Instant.ofEpochMilli(e.epochMillis())).append(' ').append(e.listener()).append(' ')
                     .append(e.protocol()).append(' ').append(e.client()).append(" \"").append(e.target()).append("\" ")
                     .append(e.status()).append(' ').append(e.outcome()).append(' ')
                     .append(e.upstream() == null ? "-" : e.upstream()).append(' ').append(e.bytesOut()).append(' ')
-                    .append(e.durationMicros()).append("us\n");
+                    .append(e.durationMicros()).append("us");
+            if (e.attempts() > 1) {
+                sb.append(" attempts=").append(e.attempts()); // retried (resilience)
+            }
+            sb.append('\n');
         }
     }
 

@@ -26,6 +26,7 @@ import io.sluice.core.cluster.Host;
 import io.sluice.core.config.ConfigException;
 import io.sluice.core.config.GatewayConfig;
 import io.sluice.lb.ClusterBalancer;
+import io.sluice.server.policy.BreakerStatus;
 import io.sluice.server.config.ConfigJson;
 
 import java.nio.charset.StandardCharsets;
@@ -246,6 +247,7 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
             cn.put("protocol", c.config().protocol().jsonName());
             cn.put("lb", c.config().lb().name().toLowerCase());
             cn.put("panic", c.panicking());
+            BreakerStatus.json(cn, c); // resilience
             ArrayNode hosts = cn.putArray("hosts");
             for (Host h : c.hosts()) {
                 ObjectNode hn = hosts.addObject();

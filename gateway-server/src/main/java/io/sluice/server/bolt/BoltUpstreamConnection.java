@@ -207,7 +207,7 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
             return false;
         }
         Pending p = pending.obtain();
-        p.set(r, frame.requestId(), frame.framing());
+        p.set(r, r.hasOriginalId ? r.originalId : frame.requestId(), frame.framing()); // a retry: the client's id
         int id = pending.add(p);
         frame.rewriteRequestId(id);
         sweepTimer.arm(p.deadlineNanos); // nothing to do unless it is the earliest deadline

@@ -32,6 +32,8 @@ public final class RequestEnd {
     public String target;
     /** Response body bytes sent to the client (HTTP). */
     public long bytesOut;
+    /** Upstream attempts made (1 + retries; 1 also when none was made). */
+    public int attempts = 1;
 
     /**
      * @param httpStatus whether {@link #status} is an HTTP status (its class tags the request
@@ -72,6 +74,7 @@ public final class RequestEnd {
         host = null;
         target = null;
         bytesOut = 0;
+        attempts = 1;
         return this;
     }
 }

@@ -151,6 +151,7 @@ public final class ConfigJson {
         if (r.timeout() != null) {
             o.put("timeout", d(r.timeout()));
         }
+        PolicyJson.render(o, r.retryPolicy()); // resilience
     }
 
     private static void match(ObjectNode o, StringMatch m) {
@@ -196,6 +197,8 @@ public final class ConfigJson {
         o.put("panic_threshold", c.panicThreshold()).put("warm_up_at_boot", c.warmUpAtBoot())
                 .put("least_request_choices", c.leastRequestChoices()).put("active_request_bias", c.activeRequestBias());
         TrafficJson.render(o, c.hashLb()); // ring_hash, maglev
+        PolicyJson.render(o, c.retryPolicy()); // resilience
+        PolicyJson.render(o, c.circuitBreakers());
     }
 
     private static String d(Duration d) {

@@ -10,6 +10,7 @@ import io.sluice.core.config.AccessLogConfig;
 import io.sluice.core.config.AdminConfig;
 import io.sluice.core.config.BoltOptions;
 import io.sluice.core.config.CidrRange;
+import io.sluice.core.config.CircuitBreakerConfig;
 import io.sluice.core.config.ClusterConfig;
 import io.sluice.core.config.UpstreamTlsConfig;
 import io.sluice.core.config.ConfigException;
@@ -25,6 +26,7 @@ import io.sluice.core.config.OutlierConfig;
 import io.sluice.core.config.PathOptions;
 import io.sluice.core.config.PoolConfig;
 import io.sluice.core.config.Protocol;
+import io.sluice.core.config.RetryPolicyConfig;
 import io.sluice.core.config.RouteConfig;
 import io.sluice.core.config.RouteMatch;
 import io.sluice.core.config.SlowStartConfig;
@@ -258,8 +260,9 @@ public final class ConfigLoader {
         String target = cluster;
         String rewrite = o.string("prefix_rewrite", null);
         Duration timeout = o.duration("timeout", null);
+        RetryPolicyConfig retry = PolicyJson.retryPolicy(o.object("retry_policy")); // resilience
         o.finish();
-        return build(o.path(), () -> new RouteConfig(name, match, target, rewrite, timeout, traffic));
+        return build(o.path(), () -> new RouteConfig(name, match, target, rewrite, timeout, traffic, retry));
     }
 
     private static RouteMatch match(JsonObject o) {
@@ -342,9 +345,11 @@ public final class ConfigLoader {
         double bias = o.number("active_request_bias", 1.0);
         UpstreamTlsConfig tls = UpstreamTlsJson.read(o.object("tls")); // upstream TLS, null = cleartext
         HashLbConfig hashLb = TrafficJson.hashLb(o); // ring_hash, maglev
+        RetryPolicyConfig retry = PolicyJson.retryPolicy(o.object("retry_policy")); // resilience
+        CircuitBreakerConfig breakers = PolicyJson.circuitBreakers(o.object("circuit_breakers"), protocol);
         o.finish();
         return build(o.path(), () -> new ClusterConfig(name, protocol, lb, hosts, connect, response, pool, hc, ss, outlier,
-                panic, warm, choices, bias, tls, hashLb));
+                panic, warm, choices, bias, tls, hashLb, retry, breakers));
     }
 
     /** {@code "10.0.0.1:8080"} (weight 1) or {@code {"address": "10.0.0.1:8080", "weight": 3}}. */

@@ -3,6 +3,7 @@ package io.sluice.server.config;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.sluice.core.config.AdminConfig;
 import io.sluice.core.config.BoltOptions;
+import io.sluice.core.config.CircuitBreakerConfig;
 import io.sluice.core.config.ClusterConfig;
 import io.sluice.core.config.ConfigException;
 import io.sluice.core.config.GatewayConfig;
@@ -14,6 +15,7 @@ import io.sluice.core.config.LbPolicy;
 import io.sluice.core.config.ListenerConfig;
 import io.sluice.core.config.PoolConfig;
 import io.sluice.core.config.Protocol;
+import io.sluice.core.config.RetryPolicyConfig;
 import io.sluice.core.config.RouteConfig;
 import io.sluice.core.config.RouteMatch;
 import io.sluice.core.config.SlowStartConfig;
@@ -186,8 +188,7 @@ final class MosnFormat {
             }
             String rewrite = route.string("prefix_rewrite", null);
             Duration timeout = route.duration("timeout", null);
-            route.rejectUnless("retry_policy", EMPTY, "nothing here: retries are not configurable yet (a bodiless"
-                    + " idempotent HTTP request is retried once on a fresh connection after a stale pooled one)");
+            RetryPolicyConfig retry = PolicyJson.mosnRetryPolicy(route.object("retry_policy"), warnings); // resilience
             route.rejectUnless("request_mirror_policies", EMPTY, "nothing here: MOSN reads request_mirror_policies on the"
                     + " router, next to \"match\" and \"route\"");
             for (String k : new String[] {"metadata_match", "host_rewrite", "cluster_header", "upgrade_configs"}) {
@@ -214,7 +215,7 @@ final class MosnFormat {
             RouteMatch match = new RouteMatch(hosts, path, null, rest, service, null);
             String name = vhName == null ? null : vhName + "/" + p.substring(p.lastIndexOf('['));
             String target = cluster;
-            return build(p, () -> new RouteConfig(name, match, target, rewrite, timeout, traffic));
+            return build(p, () -> new RouteConfig(name, match, target, rewrite, timeout, traffic, retry));
         });
         vh.finish();
         return routes;
@@ -294,11 +295,11 @@ final class MosnFormat {
                 List<HeaderMatch> hs = new ArrayList<>(m.headers());
                 hs.add(new HeaderMatch("service", m.service()));
                 forProtocol.add(new RouteConfig(r.name(), new RouteMatch(m.hosts(), m.path(), m.methods(), hs, null, null),
-                        r.cluster(), r.prefixRewrite(), r.timeout(), r.traffic()));
+                        r.cluster(), r.prefixRewrite(), r.timeout(), r.traffic(), r.retryPolicy()));
             } else if (protocol[0] == Protocol.BOLT) {
                 // Bolt has no host or path: a MOSN "prefix /" catch-all becomes a match-all
                 forProtocol.add(new RouteConfig(r.name(), new RouteMatch(null, null, null, m.headers(), m.service(), null),
-                        r.cluster(), null, r.timeout(), r.traffic()));
+                        r.cluster(), null, r.timeout(), r.traffic(), r.retryPolicy()));
             } else {
                 forProtocol.add(r);
             }
@@ -357,8 +358,7 @@ final class MosnFormat {
             lbConfig.finish();
         }
         Duration idle = o.duration("idle_timeout", null);
-        o.rejectUnless("circuit_breakers", EMPTY, "nothing here: circuit breakers are not supported yet, and"
-                + " their thresholds would not protect the hosts");
+        CircuitBreakerConfig breakers = PolicyJson.mosnCircuitBreakers(o.raw("circuit_breakers"), o.at("circuit_breakers"));
         o.rejectUnless("max_request_per_conn", v -> false, "no such limit: it is not supported yet and would not apply");
         o.rejectUnless("conn_buffer_limit_bytes", v -> false, "no such limit: buffering follows Netty's write"
                 + " watermarks and backpressure; this limit is not supported and would not apply");
@@ -374,7 +374,7 @@ final class MosnFormat {
         double b = bias;
         // MOSN warms up every host present at boot (warm_up_at_boot); say so explicitly in the MOSN format
         return build(o.path(), () -> new ClusterConfig(name, Protocol.HTTP, lb, hosts, connect, null, pool, hc, ss, null,
-                ClusterConfig.DEFAULT_PANIC_THRESHOLD, ss != null, ch, b, tls, null));
+                ClusterConfig.DEFAULT_PANIC_THRESHOLD, ss != null, ch, b, tls, null, null, breakers));
     }
 
     /** A cluster's own tls_context, or the cluster_manager's with "cluster_manager_tls": true (not both). */

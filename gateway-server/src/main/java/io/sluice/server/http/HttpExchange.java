@@ -57,4 +57,12 @@ final class HttpExchange {
     /** Deadlines on the listener's clock (0: not set). */
     long connectDeadline;
     long responseDeadline;
+    // ---- resilience (policy package)
+    /** With a retry policy: the route timeout's deadline over all attempts (0: not set). */
+    long overallDeadline;
+    /** Holds a slot of the cluster's max_requests / max_pending_requests breaker. */
+    boolean requestSlot;
+    boolean pendingSlot;
+    /** The breakers and retry counters of {@link #cluster} (one side of a weighted split, or the route's). */
+    io.sluice.server.policy.ClusterPolicies policies;
 }

@@ -26,7 +26,11 @@ import io.sluice.server.channel.LingeringCloseHandler;
 import io.sluice.server.channel.RequestEnd;
 import io.sluice.server.metrics.ClusterMetrics;
 import io.sluice.server.metrics.RequestOutcome;
+import io.sluice.server.policy.breaker.CircuitBreaker;
 import io.sluice.server.policy.ratelimit.RouteLimits;
+import io.sluice.server.policy.retry.AttemptHeader;
+import io.sluice.server.policy.retry.RetryPolicy;
+import io.sluice.server.policy.retry.RetryState;
 import io.sluice.server.route.Route;
 import io.sluice.server.route.RouteTable;
 import io.sluice.server.route.RouteTraffic;
@@ -90,6 +94,8 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
 
     /** This connection's request-end event, refilled for every exchange it finishes. */
     private final RequestEnd end;
+    /** The current exchange's retry state (policy package), reused. */
+    private final RetryState retry = new RetryState();
 
     HttpProxyHandler(HttpListenerContext lc) {
         this.lc = lc;
@@ -252,6 +258,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         ex.chunkResponse = false;
         ex.retried = false;
         ex.status = 0;
+        ex.overallDeadline = 0;
     }
 
     private void onDecodeError(HttpDecodeError err) {
@@ -336,14 +343,30 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
             return;
         }
         RouteTraffic traffic = ex.route.traffic();
+        long key = io.sluice.lb.Hashing.NO_KEY;
         if (traffic == null) {
             ex.cluster = ex.route.cluster();
-            ex.host = ex.cluster.pick();
+            ex.policies = ex.route.policies();
         } else { // weighted clusters, hash balancing (docs/traffic-routing.md)
-            long key = traffic.key(req::header, null, peer::ip);
+            key = traffic.key(req::header, null, peer::ip);
             ex.cluster = traffic.cluster(ex.route.cluster(), key);
-            ex.host = RouteTraffic.pick(ex.cluster, key);
+            ex.policies = ex.route.policiesFor(ex.cluster);
         }
+        // ---- resilience: the cluster's max_requests breaker, then the retry state and the pick
+        if (!ex.policies.breaker().tryRequest()) {
+            respondError(HttpResponseStatus.SERVICE_UNAVAILABLE, "cluster " + ex.cluster.name()
+                    + " is at its max_requests limit", RequestOutcome.OVERLOADED, false);
+            return;
+        }
+        ex.requestSlot = true;
+        retry.begin(ex.route.retryPolicy(), ex.policies);
+        ex.host = retry.pick(ex.cluster, key);
+        if (ex.host == null && retry.pickOverflowed()) {
+            respondError(HttpResponseStatus.SERVICE_UNAVAILABLE, "every host of cluster " + ex.cluster.name()
+                    + " is at its max_host_requests limit", RequestOutcome.OVERLOADED, false);
+            return;
+        }
+        // ---- end resilience
         if (ex.host == null) {
             respondError(HttpResponseStatus.SERVICE_UNAVAILABLE, "no healthy host in cluster " + ex.cluster.name(),
                     RequestOutcome.NO_HEALTHY_HOST, false);
@@ -354,20 +377,13 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
             // Like nginx: the gateway itself invites the body once it knows where it goes.
             ctx.writeAndFlush(ErrorResponses.continueResponse(), ctx.voidPromise());
         }
-        String rewritten = null;
-        if (ex.route.rewrites()) {
-            String forward = req.forwardTarget();
-            rewritten = ex.route.rewrite(forward != null ? forward : req.target());
-        }
-        String hostOverride = !ex.options.preserveHost() || authority == null ? ex.host.address() : null;
-        boolean xf = ex.options.xForwarded();
-        ByteBuf head = ProxyHeads.requestHead(ctx.alloc(), req, rewritten, hostOverride, xf ? peer.ip() : null,
-                xf && peer.trusted(ex.options), expect);
+        ByteBuf head = requestHead(ex.host);
         if (traffic != null && traffic.mirrors() != null) { // request mirroring (docs/traffic-routing.md)
-            ex.mirror = Mirror.begin(traffic.mirrors(), ctx.alloc(), req, rewritten, xf ? peer.ip() : null,
+            boolean xf = ex.options.xForwarded();
+            ex.mirror = Mirror.begin(traffic.mirrors(), ctx.alloc(), req, rewrittenTarget(req), xf ? peer.ip() : null,
                     xf && peer.trusted(ex.options), expect, ex.requestComplete, pool, scheduler);
         }
-        if (lc.accessLog() == null) {
+        if (lc.accessLog() == null && retry.policy() == null) {
             ex.request = null; // nothing needs the received head any more
             req.release();
         }
@@ -386,6 +402,31 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
             ex.retryHead = head;
             connect();
         }
+    }
+
+    /** The request head as sent to {@code h} (Host, rewrite, X-Forwarded-*, the attempt count). */
+    /** The target the route's prefix rewrite makes of the request's, or null when the route does not rewrite. */
+    private String rewrittenTarget(HttpHead req) {
+        if (!ex.route.rewrites()) {
+            return null;
+        }
+        String forward = req.forwardTarget();
+        return ex.route.rewrite(forward != null ? forward : req.target());
+    }
+
+    private ByteBuf requestHead(Host h) {
+        HttpHead req = ex.request;
+        String authority = req.authority();
+        String rewritten = rewrittenTarget(req);
+        String hostOverride = !ex.options.preserveHost() || authority == null ? h.address() : null;
+        boolean xf = ex.options.xForwarded();
+        ByteBuf head = ProxyHeads.requestHead(ctx.alloc(), req, rewritten, hostOverride, xf ? peer.ip() : null,
+                xf && peer.trusted(ex.options), req.expectsContinue());
+        RetryPolicy p = retry.policy(); // ---- resilience: x-sluice-attempt
+        if (p != null && (retry.attempt() > 1 || p.includeAttemptCount())) {
+            head = AttemptHeader.add(ctx.alloc(), head, retry.attempt());
+        }
+        return head;
     }
 
     private void onRequestBody(HttpBody b) {
@@ -416,6 +457,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
                 if (last) {
                     ex.requestComplete = true;
                 }
+                retry.keep(b.content()); // ---- resilience: the replay buffer (no-op without a policy)
                 if (ex.mirror != null) {
                     Mirror.body(ex.mirror, b.content(), b.payloadBytes(), last);
                 }
@@ -439,7 +481,20 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
     }
 
     private void armResponseDeadline() {
-        ex.responseDeadline = ticker.nanoTime() + ex.route.timeoutNanos();
+        long now = ticker.nanoTime();
+        long due = now + ex.route.timeoutNanos();
+        RetryPolicy p = retry.policy();
+        if (p != null) { // ---- resilience: the route timeout bounds all attempts, a per-try timeout each
+            if (ex.overallDeadline == 0) {
+                ex.overallDeadline = due;
+            } else {
+                due = ex.overallDeadline;
+            }
+            if (p.perTryTimeoutNanos() != 0) {
+                due = earlier(due, now + p.perTryTimeoutNanos());
+            }
+        }
+        ex.responseDeadline = due;
         armTimer(ex.responseDeadline);
     }
 
@@ -449,9 +504,32 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         int id = ex.exchangeId;
         Host target = ex.host;
         ClusterBalancer c = ex.cluster;
+        // ---- resilience: max_pending_requests and max_connections
+        CircuitBreaker br = ex.policies.breaker();
+        if (!br.pending().tryAcquire()) {
+            dropQueuedBody();
+            respondError(HttpResponseStatus.SERVICE_UNAVAILABLE, "cluster " + c.name()
+                    + " is at its max_pending_requests limit", RequestOutcome.OVERLOADED, false);
+            return;
+        }
+        ex.pendingSlot = true;
+        if (!br.connections().tryAcquire()) {
+            dropQueuedBody();
+            respondError(HttpResponseStatus.SERVICE_UNAVAILABLE, "cluster " + c.name()
+                    + " is at its max_connections limit", RequestOutcome.OVERLOADED, false);
+            return;
+        }
+        // ---- end resilience
         ex.connectDeadline = ticker.nanoTime() + c.config().connectTimeout().toNanos();
         armTimer(ex.connectDeadline);
-        pool.connect(target, c.config()).addListener((ChannelFuture f) -> onConnected(f, id, target, c));
+        pool.connect(target, c.config()).addListener((ChannelFuture f) -> {
+            if (f.isSuccess()) {
+                f.channel().closeFuture().addListener(x -> br.connections().release());
+            } else {
+                br.connections().release();
+            }
+            onConnected(f, id, target, c);
+        });
     }
 
     private void onConnected(ChannelFuture f, int id, Host target, ClusterBalancer c) {
@@ -462,9 +540,13 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
             return;
         }
         ex.connectDeadline = 0;
+        releasePendingSlot();
         if (!f.isSuccess()) {
             boolean timeout = f.cause() instanceof ConnectTimeoutException;
             c.onOutcome(target, Outcome.CONNECT_FAILURE);
+            if (retryAttempt(RetryPolicy.Failure.CONNECT_FAILURE, 0, null)) {
+                return;
+            }
             dropQueuedBody();
             String tls = UpstreamTlsException.describe(f.cause()); // upstream TLS: the handshake's failure reason
             respondError(timeout ? HttpResponseStatus.GATEWAY_TIMEOUT : HttpResponseStatus.BAD_GATEWAY,
@@ -479,6 +561,9 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         ByteBuf head = ex.retryHead;
         ex.retryHead = null;
         writeHead(head);
+        if (retry.hasReplay()) { // ---- resilience: a retry replays the body sent so far
+            retry.replay(b -> upstream.write(b, upstream.voidPromise()));
+        }
         Object m;
         while (state == State.PROXYING && (m = queue.peek()) instanceof HttpBody) {
             queue.poll();
@@ -510,6 +595,11 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
                 failMidResponse();
                 return;
             }
+            if (retry.active() && retryAttempt(RetryPolicy.Failure.STATUS, resp.status(), // ---- resilience
+                    resp.status() >= 500 ? Outcome.SERVER_ERROR : Outcome.SUCCESS)) {
+                resp.release();
+                return;
+            }
             onResponseHead(resp);
             if (resp.isComplete()) {
                 onResponseComplete();
@@ -533,7 +623,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
             abortUpstream(Outcome.RESET);
             if (ex.responseStarted) {
                 failMidResponse();
-            } else {
+            } else if (!retryAttempt(RetryPolicy.Failure.RESET, 0, null)) {
                 failUpstream("malformed response from upstream " + ex.host.address() + ": " + err.reason());
             }
         } else {
@@ -646,6 +736,9 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
             return;
         }
         ex.cluster.onOutcome(ex.host, Outcome.RESET);
+        if (retryAttempt(RetryPolicy.Failure.RESET, 0, null)) {
+            return;
+        }
         failUpstream("upstream " + ex.host.address() + " closed the connection before responding"
                 + (upstreamTlsAlert != null ? " (TLS: " + upstreamTlsAlert + ")" : ""));
     }
@@ -712,6 +805,10 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         ex.connectDeadline = 0;
         ClusterBalancer c = ex.cluster;
         c.onOutcome(ex.host, Outcome.CONNECT_FAILURE);
+        releasePendingSlot();
+        if (retryAttempt(RetryPolicy.Failure.CONNECT_FAILURE, 0, null)) {
+            return; // the connect goes on; onConnected parks the connection if it comes up
+        }
         dropQueuedBody();
         respondError(HttpResponseStatus.GATEWAY_TIMEOUT, "timed out connecting to " + ex.host.address() + " of cluster "
                 + c.name() + " within " + c.config().connectTimeout().toMillis() + " ms", RequestOutcome.CONNECT_TIMEOUT, false);
@@ -720,6 +817,10 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
 
     private void onResponseTimeout() {
         abortUpstream(Outcome.TIMEOUT);
+        if (ex.overallDeadline != 0 && ticker.nanoTime() - ex.overallDeadline < 0 // a per-try timeout
+                && retryAttempt(RetryPolicy.Failure.TIMEOUT, 0, null)) {
+            return;
+        }
         respondError(HttpResponseStatus.GATEWAY_TIMEOUT, "upstream " + ex.host.address() + " did not respond within "
                 + TimeUnit.NANOSECONDS.toMillis(ex.route.timeoutNanos()) + " ms", RequestOutcome.UPSTREAM_TIMEOUT, false);
     }
@@ -767,7 +868,8 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         boolean keep = ex.keepAlive && !forceClose && !closeAfterResponse && !lc.draining()
                 && (ex.requestComplete || !ex.requestHasBody);
         finishExchange(outcome, st.code()); // metrics first: a client that saw the answer sees it counted
-        ctx.writeAndFlush(ErrorResponses.of(ctx.alloc(), st, reason, keep, extraHeaders), ctx.voidPromise());
+        ctx.writeAndFlush(outcome == RequestOutcome.OVERLOADED ? ErrorResponses.overloaded(ctx.alloc(), reason, keep)
+                : ErrorResponses.of(ctx.alloc(), st, reason, keep, extraHeaders), ctx.voidPromise());
         if (!keep) {
             // Linger: the client may have sent more than was read; closing now could reset the answer away.
             state = State.CLOSED;
@@ -789,6 +891,14 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         e.durationNanos = ticker.nanoTime() - ex.start;
         e.host = ex.host;
         e.bytesOut = ex.bytesOut;
+        // ---- resilience: attempts, the retry state, the breaker slots
+        e.attempts = retry.attempt();
+        retry.end(outcome == RequestOutcome.PROXIED && code < 500);
+        releasePendingSlot();
+        if (ex.requestSlot) {
+            ex.requestSlot = false;
+            ex.policies.breaker().requestDone();
+        }
         if (lc.accessLog() != null) {
             e.client = peer.ip();
             e.target = ex.request == null ? "-" : ex.method + " " + ex.request.target();
@@ -808,6 +918,78 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         ex.connectDeadline = 0;
         ex.route = null;
         ex.cluster = null;
+    }
+
+    // ---------------------------------------------------------------- resilience (policy package)
+
+    private void releasePendingSlot() {
+        if (ex.pendingSlot) {
+            ex.pendingSlot = false;
+            ex.policies.breaker().pending().release();
+        }
+    }
+
+    /**
+     * The current attempt failed ({@code f}, with the response status for {@link RetryPolicy.Failure#STATUS}):
+     * if the route's policy retries it, attempts are left, the back-off ends before the route's
+     * deadline and the retry budget allows it, leaves the attempt (its connection closed, {@code report}
+     * given to outlier detection when not null) and schedules the next one after the back-off on
+     * this connection's scheduler. Request body parts that arrive meanwhile queue (reads pause).
+     * False: answer the failure as before.
+     */
+    private boolean retryAttempt(RetryPolicy.Failure f, int status, Outcome report) {
+        RetryPolicy p = retry.policy();
+        if (p == null || !retry.active() || ex.responseStarted || state == State.CLOSED
+                || !p.retriesHttp(f, status, p.replaySafe(ex.method))) {
+            return false;
+        }
+        long delay = p.backoffNanos(retry.attempt(), lc.retryJitter());
+        if (ex.overallDeadline != 0 && ticker.nanoTime() + delay - ex.overallDeadline >= 0) {
+            return false; // the route's timeout would pass first
+        }
+        if (!retry.tryRetry()) {
+            return false;
+        }
+        if (upstream != null) {
+            detachUpstream().close();
+        }
+        if (report != null) {
+            ex.cluster.onOutcome(ex.host, report);
+        }
+        releasePendingSlot();
+        ex.host.requestFinished();
+        ex.host = null;
+        ex.exchangeId++; // callbacks of the failed attempt are stale now
+        ex.connectDeadline = 0;
+        ex.responseDeadline = 0;
+        state = State.CONNECTING; // body parts queue until the next attempt is connected
+        updateRead();
+        int id = ex.exchangeId;
+        retry.backoff = scheduler.schedule(() -> nextAttempt(id), delay);
+        return true;
+    }
+
+    /** The back-off of a retry is over: a host other than those tried, the head again, connect. */
+    private void nextAttempt(int id) {
+        if (id != ex.exchangeId || state != State.CONNECTING || ex.host != null) {
+            return;
+        }
+        retry.backoff = null;
+        Host h = retry.pick(ex.cluster);
+        if (h == null) {
+            dropQueuedBody();
+            respondError(HttpResponseStatus.SERVICE_UNAVAILABLE, "no host of cluster " + ex.cluster.name()
+                    + " left to retry on", retry.pickOverflowed() ? RequestOutcome.OVERLOADED : RequestOutcome.NO_HEALTHY_HOST, false);
+            return;
+        }
+        ex.host = h;
+        h.requestStarted();
+        if (ex.retryHead != null) {
+            ex.retryHead.release();
+        }
+        ex.retryHead = requestHead(h);
+        ex.reusedConnection = false;
+        connect();
     }
 
     private void releaseRequest() {

@@ -4,6 +4,8 @@ import io.sluice.core.config.RouteConfig;
 import io.sluice.core.config.StringMatch;
 import io.sluice.lb.ClusterBalancer;
 import io.sluice.server.metrics.ListenerMetrics.RouteMeters;
+import io.sluice.server.policy.ClusterPolicies;
+import io.sluice.server.policy.retry.RetryPolicy;
 
 /** A compiled route: its rule, the cluster it sends to, and the pre-computed bits the proxy needs per request. */
 public final class Route {
@@ -14,6 +16,11 @@ public final class Route {
     private final long timeoutNanos;
     /** Weighted clusters, hash key, mirrors; null when the route has none (the common case: one null check). */
     private final RouteTraffic traffic;
+    // ---- resilience (policy package): the route's retry policy (or its cluster's), the cluster's breakers
+    private final RetryPolicy retryPolicy;
+    private final ClusterPolicies policies;
+    /** With weighted clusters: the policies of each side, aligned with {@code traffic.sides()}. */
+    private final ClusterPolicies[] sidePolicies;
     /** The route's meters, set before its table is published. */
     private RouteMeters meters;
     /** The rate-limit rules applying to this route (null: none), set before its table is published. */
@@ -25,6 +32,41 @@ public final class Route {
         this.config = config;
         this.cluster = cluster;
         this.timeoutNanos = (config.timeout() != null ? config.timeout() : cluster.config().responseTimeout()).toNanos();
+        this.retryPolicy = RetryPolicy.of(config.retryPolicy() != null ? config.retryPolicy() : cluster.config().retryPolicy());
+        this.policies = ClusterPolicies.of(cluster);
+        ClusterBalancer[] sides = traffic == null ? null : traffic.sides();
+        if (sides == null) {
+            this.sidePolicies = null;
+        } else {
+            this.sidePolicies = new ClusterPolicies[sides.length];
+            for (int i = 0; i < sides.length; i++) {
+                sidePolicies[i] = ClusterPolicies.of(sides[i]);
+            }
+        }
+    }
+
+    /** The breakers and retry counters of {@code c}: the route's cluster or one side of its weighted split. */
+    public ClusterPolicies policiesFor(ClusterBalancer c) {
+        if (c == cluster || sidePolicies == null) {
+            return policies;
+        }
+        ClusterBalancer[] sides = traffic.sides();
+        for (int i = 0; i < sides.length; i++) {
+            if (sides[i] == c) {
+                return sidePolicies[i];
+            }
+        }
+        return policies;
+    }
+
+    /** The retry policy of requests on this route (its own, else its cluster's), or null: no retries. */
+    public RetryPolicy retryPolicy() {
+        return retryPolicy;
+    }
+
+    /** The circuit breakers and retry counters of the route's cluster. */
+    public ClusterPolicies policies() {
+        return policies;
     }
 
     public String name() {

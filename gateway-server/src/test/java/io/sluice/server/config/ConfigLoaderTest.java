@@ -354,10 +354,11 @@ class ConfigLoaderTest {
                 {PROXY, "\"fallback_for_unknown_protocol\": true", ".config.fallback_for_unknown_protocol: bad value \"true\"", "false"},
                 {VHOST, "\"require_tls\": \"ALL\"", ".virtual_hosts[0].require_tls: bad value \"ALL\"", "TLS"},
                 {VHOST, "\"request_headers_to_add\": [{\"key\": \"x\"}]", ".virtual_hosts[0].request_headers_to_add:", "not supported"},
-                {ROUTE, "\"retry_policy\": {\"retry_on\": true, \"num_retries\": 3}", ".routers[0].route.retry_policy: bad value \"{", "retries"},
+                {ROUTE, "\"retry_policy\": {\"retry_on\": true, \"retry_host\": 3}", ".routers[0].route.retry_policy.retry_host: bad value", "retry"},
                 {ROUTE, "\"weighted_clusters\": [{\"cluster\": {\"name\": \"c\", \"metadata_match\": {\"filter_metadata\": {}}}}]",
                         ".routers[0].route.weighted_clusters[0].cluster.metadata_match:", "subset load balancing is not supported"},
-                {CLUSTER, "\"circuit_breakers\": [{\"max_connections\": 10}]", "$.cluster_manager.clusters[0].circuit_breakers: bad value \"[{", "circuit breakers"},
+                {CLUSTER, "\"circuit_breakers\": [{\"priority\": \"HIGH\", \"max_connections\": 10}]",
+                        "$.cluster_manager.clusters[0].circuit_breakers[0].priority: bad value \"HIGH\"", "priorities"},
                 {CLUSTER, "\"max_request_per_conn\": 1024", "$.cluster_manager.clusters[0].max_request_per_conn: bad value \"1024\"", "limit"},
                 {CLUSTER, "\"conn_buffer_limit_bytes\": 32768", "$.cluster_manager.clusters[0].conn_buffer_limit_bytes: bad value \"32768\"", "limit"},
                 {CLUSTER, "\"tls_context\": {\"status\": true, \"fall_back\": true}", "$.cluster_manager.clusters[0].tls_context.fall_back:", "plain text"},
@@ -427,8 +428,8 @@ class ConfigLoaderTest {
         for (int i = 0; i < paths.length; i++) {
             String marker = "/*" + i + "*/";
             String objectWasEmpty = template.contains(marker + "}") ? "" : ", ";
-            String json = template.replace(marker, "\"retry_policy\": {\"n\": 3}" + objectWasEmpty).replaceAll("/\\*\\d+\\*/", "");
-            assertThat(error(json)).as(paths[i]).startsWith(paths[i] + ".retry_policy: bad value \"{\"n\":3}\"");
+            String json = template.replace(marker, "\"hedge_policy\": {\"n\": 3}" + objectWasEmpty).replaceAll("/\\*\\d+\\*/", "");
+            assertThat(error(json)).as(paths[i]).startsWith(paths[i] + ".hedge_policy: bad value \"{\"n\":3}\"");
         }
         assertThat(error(clean.replace("\"exact\": \"y\"", "\"exact\": \"y\", \"present\": false")))
                 .startsWith("$.listeners[0].routes[0].match.headers[0].present: bad value false");

@@ -58,7 +58,7 @@ class MirrorTimeoutTest {
         ClusterBalancer shadow = ClusterBalancer.create(ClusterConfig.of("shadow", List.of(new HostConfig("127.0.0.1", 8081, 1))), ctx);
         shadowMeters = new ClusterMetrics(registry, shadow);
         MirrorPolicy m = new MirrorPolicy("shadow", 100, 1024, 2, MIRROR_TIMEOUT);
-        RouteConfig route = new RouteConfig(null, RouteMatch.ANY, "c", null, null, TrafficPolicy.of(null, null, List.of(m)));
+        RouteConfig route = new RouteConfig(null, RouteMatch.ANY, "c", null, null, TrafficPolicy.of(null, null, List.of(m)), null);
         RouteTable routes = RouteTable.compile(List.of(route), Map.of("c", c, "shadow", shadow));
         HttpOptions o = HttpOptions.builder().xForwarded(false).minRequestBodyRate(0).build();
         HttpListenerContext lc = new HttpListenerContext("web", routes, o, new ListenerMetrics(registry, "web", "http"),
