@@ -138,6 +138,26 @@ public final class NettyHealthProbes implements HealthProbe.Factory {
 
         abstract void init(Channel ch);
 
+        /** Writes the probe's request: at once on cleartext, after the handshake over TLS. */
+        abstract void send(ChannelHandlerContext ctx);
+
+        @Override
+        public void channelActive(ChannelHandlerContext ctx) {
+            // Over TLS the request waits for the handshake: written earlier it would sit in the
+            // SslHandler's queue, and a probe torn down mid-handshake would leave it unreleased.
+            io.netty.handler.ssl.SslHandler ssl = ctx.pipeline().get(io.netty.handler.ssl.SslHandler.class);
+            if (ssl == null) {
+                send(ctx);
+            } else {
+                ssl.handshakeFuture().addListener(f -> {
+                    if (f.isSuccess() && ctx.channel().isActive()) {
+                        send(ctx);
+                    }
+                });
+            }
+            ctx.fireChannelActive();
+        }
+
         void report(ChannelHandlerContext ctx, boolean ok, String reason) {
             callback.complete(ok, reason);
             ctx.close();
@@ -171,7 +191,7 @@ public final class NettyHealthProbes implements HealthProbe.Factory {
         }
 
         @Override
-        public void channelActive(ChannelHandlerContext ctx) {
+        void send(ChannelHandlerContext ctx) {
             FullHttpRequest req = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.valueOf(hc.httpMethod()),
                     hc.httpPath(), Unpooled.EMPTY_BUFFER);
             req.headers().set(HttpHeaderNames.HOST, hc.httpHost() != null ? hc.httpHost() : host.address())
@@ -206,7 +226,7 @@ public final class NettyHealthProbes implements HealthProbe.Factory {
         }
 
         @Override
-        public void channelActive(ChannelHandlerContext ctx) {
+        void send(ChannelHandlerContext ctx) {
             ctx.writeAndFlush(BoltFrames.heartbeat(ctx.alloc(), BoltFraming.V1, 1));
         }
 
