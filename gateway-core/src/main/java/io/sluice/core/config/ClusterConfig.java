@@ -24,12 +24,14 @@ import java.util.Set;
  *                          false (default) = they start warm
  * @param leastRequestChoices   LEAST_REQUEST: hosts sampled per pick (power of N choices)
  * @param activeRequestBias     LEAST_REQUEST with weights: weight / (active + 1) ^ bias
+ * @param discovery         where the hosts come from when not (only) listed here: a registry, DNS or an
+ *                          embedder's {@code HostSource}; null = the static {@code hosts}
  */
 public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<HostConfig> hosts,
                             Duration connectTimeout, Duration responseTimeout, PoolConfig pool,
                             HealthCheckConfig healthCheck, SlowStartConfig slowStart, OutlierConfig outlier,
                             int panicThreshold, boolean warmUpAtBoot,
-                            int leastRequestChoices, double activeRequestBias) {
+                            int leastRequestChoices, double activeRequestBias, DiscoveryConfig discovery) {
 
     public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(3);
     public static final Duration DEFAULT_RESPONSE_TIMEOUT = Duration.ofSeconds(15);
@@ -57,6 +59,21 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         if (!(activeRequestBias >= 0) || Double.isInfinite(activeRequestBias)) {
             throw new ConfigException("active_request_bias", activeRequestBias, "a finite number >= 0");
         }
+    }
+
+    /** A cluster whose hosts are the static {@code hosts} (no discovery). */
+    public ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<HostConfig> hosts,
+                         Duration connectTimeout, Duration responseTimeout, PoolConfig pool,
+                         HealthCheckConfig healthCheck, SlowStartConfig slowStart, OutlierConfig outlier,
+                         int panicThreshold, boolean warmUpAtBoot,
+                         int leastRequestChoices, double activeRequestBias) {
+        this(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck, slowStart, outlier,
+                panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias, null);
+    }
+
+    /** True when the hosts come from a {@linkplain #discovery() discovery source}, not the config. */
+    public boolean discovered() {
+        return discovery != null;
     }
 
     /** A cluster with every default: weighted round robin, no health check, no slow start. */
@@ -118,6 +135,7 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         b.warmUpAtBoot = warmUpAtBoot;
         b.leastRequestChoices = leastRequestChoices;
         b.activeRequestBias = activeRequestBias;
+        b.discovery = discovery;
         return b;
     }
 
@@ -142,6 +160,7 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         private boolean warmUpAtBoot;
         private int leastRequestChoices = 2;
         private double activeRequestBias = 1.0;
+        private DiscoveryConfig discovery;
 
         private Builder() {
         }
@@ -216,6 +235,11 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
             return this;
         }
 
+        public Builder discovery(DiscoveryConfig discovery) {
+            this.discovery = discovery;
+            return this;
+        }
+
         /** The hosts, given one by one. */
         public Builder hosts(HostConfig... hosts) {
             this.hosts = List.of(hosts);
@@ -223,7 +247,7 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         }
 
         public ClusterConfig build() {
-            return new ClusterConfig(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck, slowStart, outlier, panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias);
+            return new ClusterConfig(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck, slowStart, outlier, panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias, discovery);
         }
     }
 }
