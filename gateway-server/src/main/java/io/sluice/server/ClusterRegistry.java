@@ -11,6 +11,8 @@ import io.sluice.lb.ClusterBalancer;
 import io.sluice.lb.HealthCheckHub;
 import io.sluice.lb.HealthProbe;
 import io.sluice.lb.LbContext;
+import io.sluice.core.discovery.HostSource;
+import io.sluice.server.discovery.DiscoveryHub;
 import io.sluice.server.health.NettyHealthProbes;
 import io.sluice.server.metrics.ClusterEvents;
 import io.sluice.server.metrics.ClusterMetrics;
@@ -26,6 +28,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
 
 /**
@@ -53,6 +56,8 @@ final class ClusterRegistry {
     private final Map<String, List<Meter>> clusterMeters = new HashMap<>();
     /** Replaced as a whole (copy on write); readers on any thread see a consistent map. */
     private volatile Map<String, ClusterBalancer> clusters = Map.of();
+    /** Clusters with {@code discovery}: their host sources (docs/discovery.md). */
+    private DiscoveryHub discovery;
 
     /**
      * @param hostUnavailable run when a host fails its health check or is ejected (from an event loop)
@@ -67,6 +72,17 @@ final class ClusterRegistry {
         this.probes = new NettyHealthProbes(workers, transport);
         this.hostGauges = new HostGauges(registry);
         this.events = new ClusterEvents(registry, hostUnavailable);
+        this.discovery = new DiscoveryHub(registry, Map.of(), System::currentTimeMillis, hostGauges::sync);
+    }
+
+    /** Registers embedders' host sources ({@code discovery.type = custom}); call before {@link #start}. */
+    void hostSources(Map<String, Supplier<HostSource>> sources) {
+        this.discovery = new DiscoveryHub(registry, sources, System::currentTimeMillis, hostGauges::sync);
+    }
+
+    /** The discovery sources (admin status). */
+    DiscoveryHub discovery() {
+        return discovery;
     }
 
     /** The running clusters by name (an immutable snapshot). */
@@ -87,7 +103,15 @@ final class ClusterRegistry {
         Map<String, ClusterBalancer> built = new LinkedHashMap<>();
         clusters = built;
         for (ClusterConfig c : configs) {
+            if (c.discovery() != null) {
+                discovery.check(c.name(), c.discovery());
+            }
+        }
+        for (ClusterConfig c : configs) {
             built.put(c.name(), newBalancer(c));
+        }
+        for (ClusterBalancer b : built.values()) {
+            discovery.sync(b);
         }
         return built;
     }
@@ -105,6 +129,11 @@ final class ClusterRegistry {
         List<String> added = new ArrayList<>();
         List<String> updated = new ArrayList<>();
         List<ClusterBalancer> retired = new ArrayList<>();
+        for (ClusterConfig c : next) {
+            if (c.discovery() != null) {
+                discovery.check(c.name(), c.discovery());
+            }
+        }
         for (ClusterConfig c : next) {
             ClusterBalancer b = running.get(c.name());
             if (b == null) {
@@ -130,6 +159,12 @@ final class ClusterRegistry {
                 retired.add(b);
                 removed.add(b.name());
             }
+        }
+        for (String name : removed) {
+            discovery.detach(name);
+        }
+        for (ClusterBalancer b : built.values()) {
+            discovery.sync(b);
         }
         Map<String, ClusterBalancer> published = Collections.unmodifiableMap(built);
         clusters = published;
@@ -182,6 +217,7 @@ final class ClusterRegistry {
 
     /** Closes every balancer (and its health checks) and removes the cluster gauges. */
     void close() {
+        discovery.close();
         for (ClusterBalancer c : clusters.values()) {
             c.close();
         }

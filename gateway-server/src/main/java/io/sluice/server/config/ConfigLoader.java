@@ -11,6 +11,7 @@ import io.sluice.core.config.AdminConfig;
 import io.sluice.core.config.BoltOptions;
 import io.sluice.core.config.CidrRange;
 import io.sluice.core.config.ClusterConfig;
+import io.sluice.core.config.DiscoveryConfig;
 import io.sluice.core.config.ConfigException;
 import io.sluice.core.config.GatewayConfig;
 import io.sluice.core.config.HeaderMatch;
@@ -325,9 +326,29 @@ public final class ConfigLoader {
         boolean warm = o.bool("warm_up_at_boot", false);
         int choices = o.integer("least_request_choices", 2);
         double bias = o.number("active_request_bias", 1.0);
+        DiscoveryConfig discovery = discovery(o.object("discovery"));
         o.finish();
         return build(o.path(), () -> new ClusterConfig(name, protocol, lb, hosts, connect, response, pool, hc, ss, outlier,
-                panic, warm, choices, bias));
+                panic, warm, choices, bias, discovery));
+    }
+
+    /** {@code "discovery": {"type": "zookeeper", "address": ..., "service": ...}} (docs/discovery.md). */
+    private static DiscoveryConfig discovery(JsonObject o) {
+        if (o == null) {
+            return null;
+        }
+        String type = o.requiredString("type");
+        String address = o.string("address", null);
+        String service = o.string("service", null);
+        String protocol = o.string("protocol", null);
+        String source = o.string("source", null);
+        Duration session = o.duration("session_timeout", null);
+        Duration connection = o.duration("connection_timeout", null);
+        boolean allowEmpty = o.bool("allow_empty", false);
+        Duration grace = o.duration("flap_grace", null);
+        o.finish();
+        return build(o.path(), () -> new DiscoveryConfig(type, address, service, protocol, source, session, connection,
+                allowEmpty, grace));
     }
 
     /** {@code "10.0.0.1:8080"} (weight 1) or {@code {"address": "10.0.0.1:8080", "weight": 3}}. */
