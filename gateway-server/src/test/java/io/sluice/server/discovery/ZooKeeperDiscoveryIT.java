@@ -40,6 +40,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -179,6 +180,10 @@ class ZooKeeperDiscoveryIT {
         long now = System.currentTimeMillis();
         Gateway gw = gateway(iface + ":1.0", new SlowStartConfig(Duration.ofSeconds(60), 1.0, 0.10), Duration.ofSeconds(10));
 
+        // no provider yet: the request fails at once (this also opens the client's connection to the gateway)
+        await().atMost(Duration.ofSeconds(5)).until(() -> cluster(gw).get("discovery").get("connected").asBoolean());
+        assertThat(catchThrowable(() -> call(gw))).isNotNull();
+
         // register -> traffic within 1 s
         String aPath = reg.register(iface, SofaRegistrar.url(iface, a.port(), 100, now - 3_600_000, "", null, null));
         long created = System.nanoTime();
@@ -252,28 +257,42 @@ class ZooKeeperDiscoveryIT {
     }
 
     @Test
-    void aCrashedProviderLeavesWhenItsSessionExpires() throws Exception {
+    void aCrashedProviderLeavesWhenItsSessionExpiresAndARestartedOneNeverDisappears() throws Exception {
         String iface = "com.example.CrashService";
         Provider a = closing(new Provider());
         Provider b = closing(new Provider());
+        Provider c = closing(new Provider());
         SofaRegistrar regA = closing(new SofaRegistrar(zk.getConnectString(), 2_000));
-        SofaRegistrar regB = closing(new SofaRegistrar(zk.getConnectString(), 10_000));
+        SofaRegistrar regB = closing(new SofaRegistrar(zk.getConnectString(), 2_000));
+        SofaRegistrar regC = closing(new SofaRegistrar(zk.getConnectString(), 10_000));
         long old = System.currentTimeMillis() - 3_600_000;
         String aPath = regA.register(iface, SofaRegistrar.url(iface, a.port(), 100, old, "", null, null));
-        regB.register(iface, SofaRegistrar.url(iface, b.port(), 100, old, "", null, null));
+        String bPath = regB.register(iface, SofaRegistrar.url(iface, b.port(), 100, old, "", null, null));
+        regC.register(iface, SofaRegistrar.url(iface, c.port(), 100, old, "", null, null));
         Gateway gw = gateway(iface + ":1.0", null, Duration.ofSeconds(10));
-        await().atMost(Duration.ofSeconds(2)).until(() -> cluster(gw).get("hosts").size() == 2);
+        await().atMost(Duration.ofSeconds(2)).until(() -> cluster(gw).get("hosts").size() == 3);
 
-        regA.crash(); // kill -9: the node stays until the server expires A's 2 s session
+        // kill -9 of A and of B: their nodes stay until the server expires their 2 s sessions; B restarts at
+        // once on the same port (new pid, new startTime): two children for B until the old one expires
+        regA.crash();
+        regB.crash();
         long crashed = System.nanoTime();
-        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
-                .until(() -> regB.client.checkExists().forPath(aPath) == null);
+        long restart = System.currentTimeMillis();
+        SofaRegistrar regB2 = closing(new SofaRegistrar(zk.getConnectString(), 10_000));
+        regB2.register(iface, SofaRegistrar.url(iface, b.port(), 150, restart, "", null, null).replace("pid=4242", "pid=4343"));
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20)).until(() -> {
+            assertThat(host(cluster(gw), b.port())).as("a restarted provider never disappears").isNotNull();
+            return regC.client.checkExists().forPath(aPath) == null && regC.client.checkExists().forPath(bPath) == null;
+        });
         long goneMs = (System.nanoTime() - crashed) / 1_000_000;
-        assertThat(goneMs).as("the node outlives the crash until the session times out").isGreaterThan(1_000);
+        assertThat(goneMs).as("the nodes outlive the crash until the session times out").isGreaterThan(1_000);
         await().atMost(Duration.ofSeconds(1)).pollInterval(Duration.ofMillis(20))
                 .until(() -> host(cluster(gw), a.port()) == null);
+        JsonNode hb = host(cluster(gw), b.port());
+        assertThat(hb.get("start_time_ms").asLong()).isEqualTo(restart);
+        assertThat(hb.get("weight").asInt()).isEqualTo(150);
         int aBefore = a.handled.get();
-        assertThat(spread(gw, 20)).containsOnlyKeys("from:" + b.port());
+        assertThat(spread(gw, 20)).containsOnlyKeys("from:" + b.port(), "from:" + c.port());
         assertThat(a.handled.get()).isEqualTo(aBefore);
     }
 
