@@ -280,6 +280,10 @@ class ZooKeeperDiscoveryIT {
         long restart = System.currentTimeMillis();
         SofaRegistrar regB2 = closing(new SofaRegistrar(zk.getConnectString(), 10_000));
         regB2.register(iface, SofaRegistrar.url(iface, b.port(), 150, restart, "", null, null).replace("pid=4242", "pid=4343"));
+        // while both children exist, the newest (latest startTime) is the one that counts
+        await().atMost(Duration.ofSeconds(1)).pollInterval(Duration.ofMillis(20))
+                .until(() -> host(cluster(gw), b.port()).get("start_time_ms").asLong() == restart);
+        assertThat(regC.client.checkExists().forPath(bPath)).as("the crashed B's node is still there").isNotNull();
         await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20)).until(() -> {
             assertThat(host(cluster(gw), b.port())).as("a restarted provider never disappears").isNotNull();
             return regC.client.checkExists().forPath(aPath) == null && regC.client.checkExists().forPath(bPath) == null;
