@@ -9,6 +9,7 @@ import io.sluice.core.config.AccessLogConfig;
 import io.sluice.core.config.AdminConfig;
 import io.sluice.core.config.BoltOptions;
 import io.sluice.core.config.ClusterConfig;
+import io.sluice.core.config.DiscoveryConfig;
 import io.sluice.core.config.DurationFormat;
 import io.sluice.core.config.GatewayConfig;
 import io.sluice.core.config.HeaderMatch;
@@ -191,6 +192,22 @@ public final class ConfigJson {
         }
         o.put("panic_threshold", c.panicThreshold()).put("warm_up_at_boot", c.warmUpAtBoot())
                 .put("least_request_choices", c.leastRequestChoices()).put("active_request_bias", c.activeRequestBias());
+        DiscoveryConfig dc = c.discovery();
+        if (dc != null) {
+            ObjectNode dn = o.putObject("discovery").put("type", dc.type());
+            if (dc.address() != null) {
+                dn.put("address", dc.address());
+            }
+            if (dc.service() != null) {
+                dn.put("service", dc.service());
+            }
+            if (dc.source() != null) {
+                dn.put("source", dc.source());
+            }
+            dn.put("protocol", dc.protocol()).put("session_timeout", d(dc.sessionTimeout()))
+                    .put("connection_timeout", d(dc.connectionTimeout())).put("allow_empty", dc.allowEmpty())
+                    .put("flap_grace", d(dc.flapGrace()));
+        }
     }
 
     private static String d(Duration d) {
