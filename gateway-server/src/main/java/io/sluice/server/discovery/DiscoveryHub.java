@@ -137,7 +137,7 @@ public final class DiscoveryHub implements AutoCloseable {
         }
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("type", a.config.type());
-        m.put("source", a.source == null ? "" : a.source.toString());
+        m.put("source", a.label);
         m.put("state", a.state);
         m.put("connected", a.connected);
         m.put("stale", !a.connected);
@@ -188,6 +188,8 @@ public final class DiscoveryHub implements AutoCloseable {
         final DiscoveryConfig config;
         volatile ClusterBalancer balancer;
         HostSource source;
+        /** How log lines name the source. */
+        volatile String label = "";
         final List<Meter> meters = new ArrayList<>();
         final Counter parseFailures;
         volatile String state = "starting";
@@ -225,12 +227,13 @@ public final class DiscoveryHub implements AutoCloseable {
                     ? new ZooKeeperSofaSource(config, parseFailures::increment)
                     : customSources.get(config.source()).get();
             source = s;
-            log.info("discovery: cluster {}: following {}", cluster, s);
+            label = s instanceof ZooKeeperSofaSource ? s.toString() : "custom source \"" + config.source() + "\"";
+            log.info("discovery: cluster {}: following {}", cluster, label);
             try {
                 s.start(this);
             } catch (Exception e) {
-                log.warn("discovery: cluster {}: source {} failed to start ({}); keeping the configured hosts",
-                        cluster, s, e.toString());
+                log.warn("discovery: cluster {}: {} failed to start ({}); keeping the configured hosts",
+                        cluster, label, e.toString());
                 state("failed", false);
             }
         }
@@ -261,17 +264,18 @@ public final class DiscoveryHub implements AutoCloseable {
                     return;
                 }
                 boolean was = connected;
+                boolean first = "starting".equals(state);
                 state = newState;
                 connected = nowConnected;
                 String word = newState.split(" ")[0];
                 registry.counter("sluice.discovery.state_changes", "cluster", cluster, "state", word).increment();
                 int n = balancer.hosts().size();
                 if (nowConnected) {
-                    log.info("discovery: cluster {}: {} {}{}", cluster, source, newState,
-                            was ? "" : "; hosts follow the registry again (" + n + " now)");
+                    log.info("discovery: cluster {}: {} {}{}", cluster, label, newState,
+                            was || first ? "" : "; hosts follow the source again (" + n + " now)");
                 } else {
                     log.warn("discovery: cluster {}: {} {}: keeping the last {} host(s) until it is back",
-                            cluster, source, newState, n);
+                            cluster, label, newState, n);
                 }
             }
         }
@@ -288,43 +292,52 @@ public final class DiscoveryHub implements AutoCloseable {
                     count("protected_empty");
                     if (!emptyProtected) {
                         emptyProtected = true;
-                        log.warn("discovery: cluster {}: {} lists no provider: keeping the last {} host(s)"
-                                + " (allow_empty is false)", cluster, source, b.hosts().size());
+                        log.warn("discovery: cluster {}: {} lists no host: keeping the last {} host(s)"
+                                + " (allow_empty is false)", cluster, label, b.hosts().size());
                     }
                     return;
                 }
                 if (emptyProtected) {
                     emptyProtected = false;
-                    log.info("discovery: cluster {}: {} lists providers again", cluster, source);
+                    log.info("discovery: cluster {}: {} lists hosts again", cluster, label);
                 }
-                Set<String> before = new HashSet<>();
+                Map<String, Host> before = new HashMap<>();
                 for (Host h : b.hosts()) {
-                    before.add(h.address() + " w=" + h.weight());
+                    before.put(h.address(), h);
+                }
+                Map<String, Integer> weightsBefore = new HashMap<>();
+                Map<String, Long> startsBefore = new HashMap<>();
+                for (Host h : before.values()) {
+                    weightsBefore.put(h.address(), h.weight());
+                    startsBefore.put(h.address(), h.startMillis());
                 }
                 last = list;
                 List<Host> now = b.applyDiscovered(list, wallMillis.getAsLong());
                 applied.accept(b);
                 long d = digest(now);
                 List<String> added = new ArrayList<>();
-                Set<String> after = new HashSet<>();
+                List<String> changed = new ArrayList<>();
                 for (Host h : now) {
-                    String k = h.address() + " w=" + h.weight();
-                    after.add(k);
-                    if (!before.contains(k)) {
-                        added.add(k + (h.startMillis() > 0 ? " start=" + h.startMillis() : ""));
+                    String desc = h.address() + " w=" + h.weight() + (h.startMillis() > 0 ? " start=" + h.startMillis() : "");
+                    Integer w = weightsBefore.remove(h.address());
+                    Long st = startsBefore.remove(h.address());
+                    if (w == null) {
+                        added.add(desc);
+                    } else if (w != h.weight() || st != h.startMillis()) {
+                        changed.add(desc);
                     }
                 }
-                before.removeAll(after);
                 lastUpdateMillis = wallMillis.getAsLong();
-                if (d == digest && added.isEmpty() && before.isEmpty()) {
+                if (d == digest && added.isEmpty() && changed.isEmpty() && weightsBefore.isEmpty()) {
                     count("unchanged");
                     return;
                 }
                 digest = d;
                 count("applied");
-                log.info("discovery: cluster {}: {} host(s){}{} (digest {})", cluster, now.size(),
-                        added.isEmpty() ? "" : ", added/changed " + added,
-                        before.isEmpty() ? "" : ", removed " + before, Long.toHexString(d));
+                log.info("discovery: cluster {}: {} host(s){}{}{} (digest {})", cluster, now.size(),
+                        added.isEmpty() ? "" : ", added " + added, changed.isEmpty() ? "" : ", changed " + changed,
+                        weightsBefore.isEmpty() ? "" : ", removed " + new ArrayList<>(weightsBefore.keySet()),
+                        Long.toHexString(d));
             }
         }
 

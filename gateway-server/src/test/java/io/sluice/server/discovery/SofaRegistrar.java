@@ -4,9 +4,14 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
 import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.ZooDefs;
+import org.apache.zookeeper.ZooKeeper;
 
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -61,11 +66,42 @@ final class SofaRegistrar implements AutoCloseable {
     }
 
     /**
-     * Like kill -9 of the provider: the client stops talking to the server without closing its
-     * session, so the server deletes the ephemeral nodes only when the session times out.
+     * A provider process that can be "killed -9": a plain ZooKeeper handle (no Curator that would
+     * close the session on its way out) holding one ephemeral node. {@link #crash} drops the
+     * connection without closing the session, so the server deletes the node only when the session
+     * times out, exactly as after kill -9 of a SOFARPC provider.
      */
-    void crash() throws Exception {
-        client.getZookeeperClient().getZooKeeper().getTestable().injectSessionExpiration();
+    static final class Crashable {
+        private final ZooKeeper zk;
+
+        Crashable(String connect, int sessionMs) throws Exception {
+            CountDownLatch connected = new CountDownLatch(1);
+            zk = new ZooKeeper(connect, sessionMs, e -> {
+                if (e.getState() == Watcher.Event.KeeperState.SyncConnected) {
+                    connected.countDown();
+                }
+            });
+            if (!connected.await(10, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("could not connect to " + connect);
+            }
+        }
+
+        String register(String iface, String url) throws Exception {
+            String parent = "";
+            for (String part : new String[] {"sofa-rpc", iface, "providers"}) {
+                parent = parent + "/" + part;
+                try {
+                    zk.create(parent, new byte[0], ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.CONTAINER);
+                } catch (KeeperException.NodeExistsException e) {
+                    // created by another provider
+                }
+            }
+            return zk.create(path(iface, url), new byte[] {1}, ZooDefs.Ids.OPEN_ACL_UNSAFE, CreateMode.EPHEMERAL);
+        }
+
+        void crash() {
+            zk.getTestable().injectSessionExpiration();
+        }
     }
 
     @Override

@@ -262,9 +262,10 @@ class ZooKeeperDiscoveryIT {
         Provider a = closing(new Provider());
         Provider b = closing(new Provider());
         Provider c = closing(new Provider());
-        SofaRegistrar regA = closing(new SofaRegistrar(zk.getConnectString(), 2_000));
-        SofaRegistrar regB = closing(new SofaRegistrar(zk.getConnectString(), 2_000));
+        SofaRegistrar.Crashable regA = new SofaRegistrar.Crashable(zk.getConnectString(), 2_000);
+        SofaRegistrar.Crashable regB = new SofaRegistrar.Crashable(zk.getConnectString(), 2_000);
         SofaRegistrar regC = closing(new SofaRegistrar(zk.getConnectString(), 10_000));
+        SofaRegistrar regB2 = closing(new SofaRegistrar(zk.getConnectString(), 10_000)); // B's next process
         long old = System.currentTimeMillis() - 3_600_000;
         String aPath = regA.register(iface, SofaRegistrar.url(iface, a.port(), 100, old, "", null, null));
         String bPath = regB.register(iface, SofaRegistrar.url(iface, b.port(), 100, old, "", null, null));
@@ -278,7 +279,6 @@ class ZooKeeperDiscoveryIT {
         regB.crash();
         long crashed = System.nanoTime();
         long restart = System.currentTimeMillis();
-        SofaRegistrar regB2 = closing(new SofaRegistrar(zk.getConnectString(), 10_000));
         regB2.register(iface, SofaRegistrar.url(iface, b.port(), 150, restart, "", null, null).replace("pid=4242", "pid=4343"));
         // while both children exist, the newest (latest startTime) is the one that counts
         await().atMost(Duration.ofSeconds(1)).pollInterval(Duration.ofMillis(20))
