@@ -332,4 +332,36 @@ class ZooKeeperDiscoveryIT {
                 .until(() -> host(cluster(gw), b.port()) != null);
         assertThat(spread(gw, 20)).containsOnlyKeys("from:" + a.port(), "from:" + b.port());
     }
+
+    @Test
+    void twoGatewaysAgreeOnHostsDigestsAndWarmUpWeights() throws Exception {
+        String iface = "com.example.FleetService";
+        Provider a = closing(new Provider());
+        Provider b = closing(new Provider());
+        SofaRegistrar reg = closing(new SofaRegistrar(zk.getConnectString(), 10_000));
+        SlowStartConfig ss = new SlowStartConfig(Duration.ofSeconds(60), 1.0, 0.10);
+        Gateway gw1 = gateway(iface + ":1.0", ss, Duration.ofSeconds(10));
+        Gateway gw2 = gateway(iface + ":1.0", ss, Duration.ofSeconds(10));
+        long now = System.currentTimeMillis();
+        reg.register(iface, SofaRegistrar.url(iface, a.port(), 100, now - 120_000, "", null, null));
+        reg.register(iface, SofaRegistrar.url(iface, b.port(), 200, now - 15_000, "", 60_000L, 10));
+        long created = System.nanoTime();
+        for (Gateway gw : List.of(gw1, gw2)) {
+            await().atMost(Duration.ofSeconds(1)).pollInterval(Duration.ofMillis(10))
+                    .until(() -> cluster(gw).get("hosts").size() == 2);
+        }
+        assertThat((System.nanoTime() - created) / 1_000_000).as("both see both providers within 1 s").isLessThan(1000);
+        JsonNode c1 = cluster(gw1);
+        JsonNode c2 = cluster(gw2);
+        assertThat(c1.get("discovery").get("hosts_digest").asText()).isEqualTo(c2.get("discovery").get("hosts_digest").asText());
+        // B warms from its own startTime on both gateways: 200 x elapsed / 60 s, whenever each gateway first saw it
+        for (JsonNode c : List.of(c1, c2)) {
+            double expected = 200.0 * (c.get("discovery").get("wall_now_ms").asLong() - (now - 15_000)) / 60_000.0;
+            assertThat(host(c, b.port()).get("effective_weight").asDouble()).isBetween(expected * 0.99 - 0.5, expected * 1.01 + 0.5);
+            assertThat(host(c, a.port()).get("effective_weight").asDouble()).isEqualTo(100.0);
+        }
+        String d1 = metrics(gw1).lines().filter(l -> l.startsWith("sluice_discovery_hosts_digest")).findFirst().orElseThrow();
+        String d2 = metrics(gw2).lines().filter(l -> l.startsWith("sluice_discovery_hosts_digest")).findFirst().orElseThrow();
+        assertThat(d1).isEqualTo(d2);
+    }
 }
