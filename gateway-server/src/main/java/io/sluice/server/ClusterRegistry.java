@@ -12,7 +12,10 @@ import io.sluice.lb.HealthCheckHub;
 import io.sluice.lb.HealthProbe;
 import io.sluice.lb.LbContext;
 import io.sluice.core.discovery.HostSource;
+import io.sluice.core.config.DiscoveryConfig;
+import io.netty.channel.EventLoop;
 import io.sluice.server.discovery.DiscoveryHub;
+import io.sluice.server.discovery.DnsHostSource;
 import io.sluice.server.health.NettyHealthProbes;
 import io.sluice.server.metrics.ClusterEvents;
 import io.sluice.server.metrics.ClusterMetrics;
@@ -58,6 +61,7 @@ final class ClusterRegistry {
     private volatile Map<String, ClusterBalancer> clusters = Map.of();
     /** Clusters with {@code discovery}: their host sources (docs/discovery.md). */
     private DiscoveryHub discovery;
+    private final Transport transport;
 
     /**
      * @param hostUnavailable run when a host fails its health check or is ejected (from an event loop)
@@ -72,12 +76,19 @@ final class ClusterRegistry {
         this.probes = new NettyHealthProbes(workers, transport);
         this.hostGauges = new HostGauges(registry);
         this.events = new ClusterEvents(registry, hostUnavailable);
-        this.discovery = new DiscoveryHub(registry, Map.of(), System::currentTimeMillis, hostGauges::sync);
+        this.transport = transport;
+        this.discovery = new DiscoveryHub(registry, Map.of(), System::currentTimeMillis, hostGauges::sync, this::dnsSource);
     }
 
     /** Registers embedders' host sources ({@code discovery.type = custom}); call before {@link #start}. */
     void hostSources(Map<String, Supplier<HostSource>> sources) {
-        this.discovery = new DiscoveryHub(registry, sources, System::currentTimeMillis, hostGauges::sync);
+        this.discovery = new DiscoveryHub(registry, sources, System::currentTimeMillis, hostGauges::sync, this::dnsSource);
+    }
+
+    /** A DNS cluster's source: queries and timers on one of the workers. */
+    private HostSource dnsSource(DiscoveryConfig config) {
+        EventLoop loop = workers.next();
+        return new DnsHostSource(config, loop, DnsHostSource.datagramChannel(transport), new EventLoopScheduler(loop, ticker));
     }
 
     /** The discovery sources (admin status). */

@@ -7,27 +7,36 @@ import java.util.Locale;
  * Where a cluster's hosts come from when a source other than the config file feeds them
  * ({@code discovery} in docs/config.md and docs/discovery.md).
  *
- * @param type              {@code zookeeper} (a SOFARPC ZooKeeper registry) or {@code custom} (an
- *                          embedder's {@code HostSource} registered under {@code source})
+ * @param type              {@code zookeeper} (a SOFARPC ZooKeeper registry), {@code dns} (every A/AAAA record
+ *                          of a name, Envoy's STRICT_DNS) or {@code custom} (an embedder's {@code HostSource}
+ *                          registered under {@code source})
  * @param address           zookeeper: the connect string {@code host:port[,host:port...][/root]}, the
- *                          root path as SOFARPC's {@code RegistryConfig.address} takes it
+ *                          root path as SOFARPC's {@code RegistryConfig.address} takes it; dns: {@code name:port}
  * @param service           zookeeper: {@code interface:version[:uniqueId]}, the Bolt {@code service} header
  * @param protocol          zookeeper: providers of this protocol only (default {@code bolt})
  * @param source            custom: the name the embedder registered its source under
  * @param sessionTimeout    zookeeper: requested session timeout (the server may shorten it)
- * @param connectionTimeout zookeeper: connection timeout
+ * @param connectionTimeout zookeeper: connection timeout; dns: the query timeout
  * @param allowEmpty        false (default) = an empty provider list while connected keeps the last
  *                          non-empty set (an operator mistake or the SOFARPC re-registration bug must not
  *                          take a live service to zero); true = the cluster goes empty (requests fail fast)
  * @param flapGrace         a provider gone and back within this keeps its warm-up clock when the source
  *                          gives no start time; default 30 s
+ * @param dnsServer         dns: the server to ask ({@code ip:port}); null = the system's resolv.conf
+ * @param refreshMin        dns: the shortest re-resolution interval (a record's TTL below it counts as it);
+ *                          also the first retry after a failure. Default 1 s
+ * @param refreshMax        dns: the longest re-resolution interval (TTLs above it, and the cap of the
+ *                          failure backoff). Default 60 s
  */
 public record DiscoveryConfig(String type, String address, String service, String protocol, String source,
                               Duration sessionTimeout, Duration connectionTimeout, boolean allowEmpty,
-                              Duration flapGrace) {
+                              Duration flapGrace, String dnsServer, Duration refreshMin, Duration refreshMax) {
 
     public static final String ZOOKEEPER = "zookeeper";
     public static final String CUSTOM = "custom";
+    public static final String DNS = "dns";
+    public static final Duration DEFAULT_REFRESH_MIN = Duration.ofSeconds(1);
+    public static final Duration DEFAULT_REFRESH_MAX = Duration.ofSeconds(60);
     public static final Duration DEFAULT_SESSION_TIMEOUT = Duration.ofSeconds(30);
     public static final Duration DEFAULT_CONNECTION_TIMEOUT = Duration.ofSeconds(10);
     public static final Duration DEFAULT_FLAP_GRACE = Duration.ofSeconds(30);
@@ -39,6 +48,12 @@ public record DiscoveryConfig(String type, String address, String service, Strin
         connectionTimeout = connectionTimeout == null ? DEFAULT_CONNECTION_TIMEOUT
                 : Checks.positive("connection_timeout", connectionTimeout);
         flapGrace = flapGrace == null ? DEFAULT_FLAP_GRACE : Checks.nonNegative("flap_grace", flapGrace);
+        refreshMin = refreshMin == null ? DEFAULT_REFRESH_MIN : Checks.positive("refresh_min", refreshMin);
+        refreshMax = refreshMax == null ? DEFAULT_REFRESH_MAX : Checks.positive("refresh_max", refreshMax);
+        if (refreshMax.compareTo(refreshMin) < 0) {
+            throw new ConfigException("refresh_max", DurationFormat.format(refreshMax), "at least refresh_min ("
+                    + DurationFormat.format(refreshMin) + ")");
+        }
         switch (type) {
             case ZOOKEEPER -> {
                 Checks.notBlank("address", address);
@@ -49,29 +64,49 @@ public record DiscoveryConfig(String type, String address, String service, Strin
                 }
             }
             case CUSTOM -> Checks.notBlank("source", source);
-            default -> throw new ConfigException("type", type, "\"zookeeper\" or \"custom\"");
+            case DNS -> {
+                HostConfig.parse(address, 1); // name:port
+                if (dnsServer != null) {
+                    try {
+                        HostConfig.parse(dnsServer, 1);
+                    } catch (ConfigException e) {
+                        throw new ConfigException("dns_server", dnsServer, "\"ip:port\", e.g. \"10.0.0.2:53\"");
+                    }
+                }
+            }
+            default -> throw new ConfigException("type", type, "\"zookeeper\", \"dns\" or \"custom\"");
         }
     }
 
     /** A SOFARPC ZooKeeper registry source with every default. */
     public static DiscoveryConfig zookeeper(String address, String service) {
-        return new DiscoveryConfig(ZOOKEEPER, address, service, null, null, null, null, false, null);
+        return new DiscoveryConfig(ZOOKEEPER, address, service, null, null, null, null, false, null, null, null, null);
     }
 
     /** An embedder's source registered as {@code name} ({@code Gateway.builder().hostSource(name, ...)}). */
     public static DiscoveryConfig custom(String name) {
-        return new DiscoveryConfig(CUSTOM, null, null, null, name, null, null, false, null);
+        return new DiscoveryConfig(CUSTOM, null, null, null, name, null, null, false, null, null, null, null);
+    }
+
+    /** Every A/AAAA record of {@code nameAndPort} ({@code "svc.example.com:8080"}), asked from {@code server} (null: the system's). */
+    public static DiscoveryConfig dns(String nameAndPort, String server) {
+        return new DiscoveryConfig(DNS, nameAndPort, null, null, null, null, null, false, null, server, null, null);
+    }
+
+    public DiscoveryConfig withRefresh(Duration min, Duration max) {
+        return new DiscoveryConfig(type, address, service, protocol, source, sessionTimeout, connectionTimeout, allowEmpty,
+                flapGrace, dnsServer, min, max);
     }
 
     public DiscoveryConfig withAllowEmpty(boolean allow) {
-        return new DiscoveryConfig(type, address, service, protocol, source, sessionTimeout, connectionTimeout, allow, flapGrace);
+        return new DiscoveryConfig(type, address, service, protocol, source, sessionTimeout, connectionTimeout, allow, flapGrace, dnsServer, refreshMin, refreshMax);
     }
 
     public DiscoveryConfig withSessionTimeout(Duration d) {
-        return new DiscoveryConfig(type, address, service, protocol, source, d, connectionTimeout, allowEmpty, flapGrace);
+        return new DiscoveryConfig(type, address, service, protocol, source, d, connectionTimeout, allowEmpty, flapGrace, dnsServer, refreshMin, refreshMax);
     }
 
     public DiscoveryConfig withFlapGrace(Duration d) {
-        return new DiscoveryConfig(type, address, service, protocol, source, sessionTimeout, connectionTimeout, allowEmpty, d);
+        return new DiscoveryConfig(type, address, service, protocol, source, sessionTimeout, connectionTimeout, allowEmpty, d, dnsServer, refreshMin, refreshMax);
     }
 }

@@ -206,7 +206,11 @@ public final class ConfigJson {
             }
             dn.put("protocol", dc.protocol()).put("session_timeout", d(dc.sessionTimeout()))
                     .put("connection_timeout", d(dc.connectionTimeout())).put("allow_empty", dc.allowEmpty())
-                    .put("flap_grace", d(dc.flapGrace()));
+                    .put("flap_grace", d(dc.flapGrace())).put("refresh_min", d(dc.refreshMin()))
+                    .put("refresh_max", d(dc.refreshMax()));
+            if (dc.dnsServer() != null) {
+                dn.put("dns_server", dc.dnsServer());
+            }
         }
     }
 

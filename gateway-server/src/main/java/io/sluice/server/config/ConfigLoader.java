@@ -346,9 +346,12 @@ public final class ConfigLoader {
         Duration connection = o.duration("connection_timeout", null);
         boolean allowEmpty = o.bool("allow_empty", false);
         Duration grace = o.duration("flap_grace", null);
+        String dnsServer = o.string("dns_server", null);
+        Duration refreshMin = o.duration("refresh_min", null);
+        Duration refreshMax = o.duration("refresh_max", null);
         o.finish();
         return build(o.path(), () -> new DiscoveryConfig(type, address, service, protocol, source, session, connection,
-                allowEmpty, grace));
+                allowEmpty, grace, dnsServer, refreshMin, refreshMax));
     }
 
     /** {@code "10.0.0.1:8080"} (weight 1) or {@code {"address": "10.0.0.1:8080", "weight": 3}}. */

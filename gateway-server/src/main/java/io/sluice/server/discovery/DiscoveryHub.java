@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -48,6 +49,7 @@ public final class DiscoveryHub implements AutoCloseable {
     private final Map<String, Supplier<HostSource>> customSources;
     private final LongSupplier wallMillis;
     private final Consumer<ClusterBalancer> applied;
+    private final Function<DiscoveryConfig, HostSource> dnsSources;
     /** cluster name -> its running source. Guarded by this. */
     private final Map<String, Attached> attached = new HashMap<>();
 
@@ -55,9 +57,11 @@ public final class DiscoveryHub implements AutoCloseable {
      * @param customSources embedders' sources by name ({@code discovery.type = custom, source = name})
      * @param wallMillis    the wall clock that providers' start times are compared with
      * @param applied       run after a cluster's host set changed (host meters follow it)
+     * @param dnsSources    builds the source of a {@code dns} cluster (on the gateway's event loops)
      */
     public DiscoveryHub(MeterRegistry registry, Map<String, Supplier<HostSource>> customSources, LongSupplier wallMillis,
-                        Consumer<ClusterBalancer> applied) {
+                        Consumer<ClusterBalancer> applied, Function<DiscoveryConfig, HostSource> dnsSources) {
+        this.dnsSources = dnsSources;
         this.registry = registry;
         this.customSources = Map.copyOf(customSources);
         this.wallMillis = wallMillis;
@@ -81,6 +85,8 @@ public final class DiscoveryHub implements AutoCloseable {
             } catch (IllegalArgumentException e) {
                 throw new ConfigException(path + ".service", config.service(), "interface:version[:uniqueId]");
             }
+        } else if (DiscoveryConfig.DNS.equals(config.type())) {
+            return;
         } else if (!customSources.containsKey(config.source())) {
             throw new ConfigException(path + ".source", config.source(),
                     "the name of a source registered with Gateway.builder().hostSource(name, ...); registered: "
@@ -223,11 +229,13 @@ public final class DiscoveryHub implements AutoCloseable {
         }
 
         void start() {
-            HostSource s = DiscoveryConfig.ZOOKEEPER.equals(config.type())
-                    ? new ZooKeeperSofaSource(config, parseFailures::increment)
-                    : customSources.get(config.source()).get();
+            HostSource s = switch (config.type()) {
+                case DiscoveryConfig.ZOOKEEPER -> new ZooKeeperSofaSource(config, parseFailures::increment);
+                case DiscoveryConfig.DNS -> dnsSources.apply(config);
+                default -> customSources.get(config.source()).get();
+            };
             source = s;
-            label = s instanceof ZooKeeperSofaSource ? s.toString() : "custom source \"" + config.source() + "\"";
+            label = DiscoveryConfig.CUSTOM.equals(config.type()) ? "custom source \"" + config.source() + "\"" : s.toString();
             log.info("discovery: cluster {}: following {}", cluster, label);
             try {
                 s.start(this);
