@@ -59,6 +59,22 @@ class DiscoveryConfigLoaderTest {
     }
 
     @Test
+    void dns() {
+        GatewayConfig c = load("""
+                {"type": "dns", "address": "svc.example.com:8080", "dns_server": "10.0.0.2:53",
+                 "refresh_min": "2s", "refresh_max": "30s"}""");
+        DiscoveryConfig d = c.clusters().get(0).discovery();
+        assertThat(d).isEqualTo(DiscoveryConfig.dns("svc.example.com:8080", "10.0.0.2:53")
+                .withRefresh(Duration.ofSeconds(2), Duration.ofSeconds(30)));
+        assertThat(ConfigLoader.parse(ConfigJson.render(c), "config.json").config()).isEqualTo(c);
+        assertThat(error("{\"type\": \"dns\", \"address\": \"svc.example.com\"}")).startsWith("$.clusters[0].discovery.address:");
+        assertThat(error("{\"type\": \"dns\", \"address\": \"a:1\", \"dns_server\": \"x\"}"))
+                .startsWith("$.clusters[0].discovery.dns_server:");
+        assertThat(error("{\"type\": \"dns\", \"address\": \"a:1\", \"refresh_min\": \"10s\", \"refresh_max\": \"5s\"}"))
+                .startsWith("$.clusters[0].discovery.refresh_max:");
+    }
+
+    @Test
     void errorsNameThePathAndTheValue() {
         assertThat(error("{\"type\": \"eureka\"}")).startsWith("$.clusters[0].discovery.type:").contains("eureka");
         assertThat(error("{\"type\": \"zookeeper\", \"service\": \"a.B:1.0\"}")).startsWith("$.clusters[0].discovery.address:");
