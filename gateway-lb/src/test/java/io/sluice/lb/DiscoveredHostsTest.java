@@ -138,6 +138,22 @@ class DiscoveredHostsTest {
     }
 
     @Test
+    void healthAndEjectionStillApplyAndSurviveRepublication() {
+        ClusterBalancer b = ClusterBalancer.create(cluster(null).toBuilder().panicThreshold(0).build(), ctx);
+        b.applyDiscovered(List.of(provider(1, 100, 0), provider(2, 100, 0)), wall);
+        host(b, 1).health(io.sluice.core.cluster.HealthStatus.UNHEALTHY);
+        host(b, 2).eject(Long.MAX_VALUE);
+        assertThat(b.pick()).isNull();
+        // the registry re-publishes the same providers (a weight change): their state stays
+        b.applyDiscovered(List.of(provider(1, 50, 0), provider(2, 100, 0)), wall);
+        assertThat(host(b, 1).health()).isEqualTo(io.sluice.core.cluster.HealthStatus.UNHEALTHY);
+        assertThat(host(b, 2).ejected()).isTrue();
+        assertThat(b.pick()).isNull();
+        host(b, 2).uneject();
+        assertThat(b.pick()).isSameAs(host(b, 2));
+    }
+
+    @Test
     void aReloadKeepsTheDiscoveredHosts() {
         ClusterBalancer b = ClusterBalancer.create(cluster(null), ctx);
         b.applyDiscovered(List.of(provider(1, 100, 0), provider(2, 100, 0)), wall);
