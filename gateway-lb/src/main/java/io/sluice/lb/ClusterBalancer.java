@@ -91,6 +91,8 @@ public final class ClusterBalancer implements AutoCloseable {
     private volatile Picker picker = new RoundRobinPicker(new Host[0], 0);
     private HealthChecker checker;
     private boolean closed;
+    /** Route by registry: the cluster of each Bolt service, discovered on first use; null = a plain cluster. */
+    private volatile java.util.function.Function<String, ClusterBalancer> children;
     /** True once a discovery source published hosts: reloads then keep the discovered set. Guarded by this. */
     private boolean discoveredOnce;
     /** Hosts that recently left the discovered set: address -> {T0 (or NOT_WARMING), time it left}. Guarded by this. */
@@ -149,6 +151,25 @@ public final class ClusterBalancer implements AutoCloseable {
 
     public ClusterConfig config() {
         return config;
+    }
+
+    /**
+     * Makes this cluster a route-by-registry template: {@link #child} asks {@code resolver} for the
+     * cluster of a service (it returns null while that cluster is being discovered).
+     */
+    public void children(java.util.function.Function<String, ClusterBalancer> resolver) {
+        this.children = resolver;
+    }
+
+    /** True for a route-by-registry template (its requests go to {@link #child}). */
+    public boolean routesByService() {
+        return children != null;
+    }
+
+    /** The cluster discovered for {@code service}, or null (unknown yet, being discovered, or too many services). Non-blocking. */
+    public ClusterBalancer child(String service) {
+        java.util.function.Function<String, ClusterBalancer> c = children;
+        return c == null || service == null ? null : c.apply(service);
     }
 
     /** The current host snapshot (immutable; replaced on reload). */

@@ -16,6 +16,7 @@ import io.sluice.core.config.DiscoveryConfig;
 import io.netty.channel.EventLoop;
 import io.sluice.server.discovery.DiscoveryHub;
 import io.sluice.server.discovery.DnsHostSource;
+import io.sluice.server.discovery.RegistryRouter;
 import io.sluice.server.health.NettyHealthProbes;
 import io.sluice.server.metrics.ClusterEvents;
 import io.sluice.server.metrics.ClusterMetrics;
@@ -62,6 +63,10 @@ final class ClusterRegistry {
     /** Clusters with {@code discovery}: their host sources (docs/discovery.md). */
     private DiscoveryHub discovery;
     private final Transport transport;
+    /** Route-by-registry templates by cluster name. */
+    private final Map<String, RegistryRouter> routers = new java.util.concurrent.ConcurrentHashMap<>();
+    /** Builds and retires routed clusters; created with the first template. Guarded by this. */
+    private java.util.concurrent.ScheduledExecutorService routerExecutor;
 
     /**
      * @param hostUnavailable run when a host fails its health check or is ejected (from an event loop)
@@ -83,6 +88,75 @@ final class ClusterRegistry {
     /** Registers embedders' host sources ({@code discovery.type = custom}); call before {@link #start}. */
     void hostSources(Map<String, Supplier<HostSource>> sources) {
         this.discovery = new DiscoveryHub(registry, sources, System::currentTimeMillis, hostGauges::sync, this::dnsSource);
+    }
+
+    /** Removes every meter of a cluster that is gone. Caller holds this. */
+    private void removeClusterMeters(String name) {
+        removeClusterGauges(name);
+        metrics.removeCluster(name);
+        for (Meter m : registry.getMeters()) {
+            String n = m.getId().getName();
+            if ((n.startsWith("sluice.cluster.") || n.startsWith("sluice.upstream.")
+                    || n.startsWith("sluice.health_check.")) && name.equals(m.getId().getTag("cluster"))) {
+                registry.remove(m);
+            }
+        }
+    }
+
+    /**
+     * Route by registry: makes a template cluster ({@code discovery.service "*"}) resolve the cluster of
+     * each Bolt service on first use; those clusters are built, followed and retired on a daemon thread.
+     * Replaces the router a previous config of the same cluster had.
+     */
+    private void syncRouter(ClusterBalancer b) {
+        RegistryRouter old = routers.remove(b.name());
+        if (old != null) {
+            old.close();
+        }
+        DiscoveryConfig dc = b.config().discovery();
+        if (dc == null || !dc.routesByService()) {
+            return;
+        }
+        if (routerExecutor == null) {
+            routerExecutor = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "sluice-registry-routes");
+                t.setDaemon(true);
+                return t;
+            });
+        }
+        java.util.concurrent.ScheduledExecutorService ex = routerExecutor;
+        RegistryRouter router = new RegistryRouter(b.config(), this::buildChild, this::retireChild, ex, ticker);
+        routers.put(b.name(), router);
+        b.children(router::child);
+        long period = Math.max(1000, Math.min(30_000, dc.idleTimeout().toMillis() / 4));
+        ex.scheduleWithFixedDelay(() -> {
+            if (routers.get(b.name()) == router) {
+                router.expireIdle();
+            }
+        }, period, period, java.util.concurrent.TimeUnit.MILLISECONDS);
+    }
+
+    private ClusterBalancer buildChild(ClusterConfig c) {
+        ClusterBalancer b;
+        synchronized (this) {
+            b = newBalancer(c);
+        }
+        discovery.sync(b);
+        return b;
+    }
+
+    private void retireChild(ClusterBalancer b) {
+        discovery.detach(b.name());
+        synchronized (this) {
+            b.close();
+            removeClusterMeters(b.name());
+        }
+    }
+
+    /** The services a route-by-registry cluster has discovered (empty for others). */
+    java.util.Set<String> routedServices(String cluster) {
+        RegistryRouter r = routers.get(cluster);
+        return r == null ? java.util.Set.of() : r.services();
     }
 
     /** A DNS cluster's source: queries and timers on one of the workers. */
@@ -110,7 +184,7 @@ final class ClusterRegistry {
      * Builds the first clusters. The map is published while it fills, so that {@link #close} after a
      * failed start closes whatever was built.
      */
-    Map<String, ClusterBalancer> start(List<ClusterConfig> configs) {
+    synchronized Map<String, ClusterBalancer> start(List<ClusterConfig> configs) {
         Map<String, ClusterBalancer> built = new LinkedHashMap<>();
         clusters = built;
         for (ClusterConfig c : configs) {
@@ -123,6 +197,7 @@ final class ClusterRegistry {
         }
         for (ClusterBalancer b : built.values()) {
             discovery.sync(b);
+            syncRouter(b);
         }
         return built;
     }
@@ -134,7 +209,7 @@ final class ClusterRegistry {
      * Balancers of removed or replaced clusters keep running until {@link Update#finish} (requests in
      * flight to them finish; the route tables still in use may reference them).
      */
-    Update update(List<ClusterConfig> next) {
+    synchronized Update update(List<ClusterConfig> next) {
         Map<String, ClusterBalancer> running = clusters;
         Map<String, ClusterBalancer> built = new LinkedHashMap<>();
         List<String> added = new ArrayList<>();
@@ -173,9 +248,18 @@ final class ClusterRegistry {
         }
         for (String name : removed) {
             discovery.detach(name);
+            RegistryRouter r = routers.remove(name);
+            if (r != null) {
+                r.close();
+            }
         }
         for (ClusterBalancer b : built.values()) {
             discovery.sync(b);
+            RegistryRouter r = routers.get(b.name());
+            boolean wants = b.config().discovery() != null && b.config().discovery().routesByService();
+            if (wants != (r != null) || (r != null && !running.containsValue(b)) || updated.contains(b.name())) {
+                syncRouter(b);
+            }
         }
         Map<String, ClusterBalancer> published = Collections.unmodifiableMap(built);
         clusters = published;
@@ -209,18 +293,12 @@ final class ClusterRegistry {
          * table references them any more (in-flight requests keep their host and finish).
          */
         void finish() {
-            for (ClusterBalancer b : retired) {
-                b.close();
-            }
-            for (String name : removed) {
-                removeClusterGauges(name);
-                metrics.removeCluster(name);
-                for (Meter m : registry.getMeters()) {
-                    String n = m.getId().getName();
-                    if ((n.startsWith("sluice.cluster.") || n.startsWith("sluice.upstream.")
-                            || n.startsWith("sluice.health_check.")) && name.equals(m.getId().getTag("cluster"))) {
-                        registry.remove(m);
-                    }
+            synchronized (ClusterRegistry.this) {
+                for (ClusterBalancer b : retired) {
+                    b.close();
+                }
+                for (String name : removed) {
+                    removeClusterMeters(name);
                 }
             }
         }
@@ -228,6 +306,15 @@ final class ClusterRegistry {
 
     /** Closes every balancer (and its health checks) and removes the cluster gauges. */
     void close() {
+        for (RegistryRouter r : routers.values()) {
+            r.close();
+        }
+        routers.clear();
+        synchronized (this) {
+            if (routerExecutor != null) {
+                routerExecutor.shutdownNow();
+            }
+        }
         discovery.close();
         for (ClusterBalancer c : clusters.values()) {
             c.close();

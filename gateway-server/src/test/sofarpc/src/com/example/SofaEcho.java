@@ -13,7 +13,8 @@ import com.alipay.sofa.rpc.config.ServerConfig;
  *   provide ZK_ADDRESS PORT WEIGHT WARMUP_MS   export EchoService on 127.0.0.1:PORT (virtual host 127.0.0.1),
  *                                              register it in ZooKeeper, print "EXPORTED", block until killed
  *   call HOST:PORT N                           call echo N times over Bolt straight to HOST:PORT (the gateway),
- *                                              print "REPLY ..." per answer, exit 0
+ *                                              print "REPLY ..." per answer (a failed call is retried every
+ *                                              100 ms, at most 50 times, printing "RETRY ..."), exit 0
  * </pre>
  */
 public final class SofaEcho {
@@ -57,7 +58,19 @@ public final class SofaEcho {
             EchoService echo = consumer.refer();
             int n = Integer.parseInt(args[2]);
             for (int i = 0; i < n; i++) {
-                System.out.println("REPLY " + echo.echo("hi" + i));
+                for (int attempt = 1; ; attempt++) {
+                    try {
+                        System.out.println("REPLY " + echo.echo("hi" + i));
+                        break;
+                    } catch (RuntimeException e) {
+                        // a gateway routing by registry answers the first call of a service while it discovers it
+                        System.out.println("RETRY " + attempt + " " + e.getMessage());
+                        if (attempt == 50) {
+                            throw e;
+                        }
+                        Thread.sleep(100);
+                    }
+                }
             }
             System.out.flush();
             System.exit(0);

@@ -207,7 +207,8 @@ public final class ConfigJson {
             dn.put("protocol", dc.protocol()).put("session_timeout", d(dc.sessionTimeout()))
                     .put("connection_timeout", d(dc.connectionTimeout())).put("allow_empty", dc.allowEmpty())
                     .put("flap_grace", d(dc.flapGrace())).put("refresh_min", d(dc.refreshMin()))
-                    .put("refresh_max", d(dc.refreshMax()));
+                    .put("refresh_max", d(dc.refreshMax())).put("max_services", dc.maxServices())
+                    .put("idle_timeout", d(dc.idleTimeout()));
             if (dc.dnsServer() != null) {
                 dn.put("dns_server", dc.dnsServer());
             }

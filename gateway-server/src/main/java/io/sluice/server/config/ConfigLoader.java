@@ -349,9 +349,11 @@ public final class ConfigLoader {
         String dnsServer = o.string("dns_server", null);
         Duration refreshMin = o.duration("refresh_min", null);
         Duration refreshMax = o.duration("refresh_max", null);
+        int maxServices = o.integer("max_services", 0);
+        Duration idle = o.duration("idle_timeout", null);
         o.finish();
         return build(o.path(), () -> new DiscoveryConfig(type, address, service, protocol, source, session, connection,
-                allowEmpty, grace, dnsServer, refreshMin, refreshMax));
+                allowEmpty, grace, dnsServer, refreshMin, refreshMax, maxServices, idle));
     }
 
     /** {@code "10.0.0.1:8080"} (weight 1) or {@code {"address": "10.0.0.1:8080", "weight": 3}}. */

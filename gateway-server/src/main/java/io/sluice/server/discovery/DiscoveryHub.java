@@ -80,6 +80,9 @@ public final class DiscoveryHub implements AutoCloseable {
                         "a source whose library is on the classpath (add org.apache.curator:curator-recipes 5.9.0"
                                 + " and org.apache.zookeeper:zookeeper 3.9.5; the standalone jar has them)");
             }
+            if (config.routesByService()) {
+                return;
+            }
             try {
                 SofaService.parse(config.service());
             } catch (IllegalArgumentException e) {
@@ -107,8 +110,8 @@ public final class DiscoveryHub implements AutoCloseable {
             detach(name);
             a = null;
         }
-        if (dc == null) {
-            return;
+        if (dc == null || dc.routesByService()) {
+            return; // a route-by-registry template has no source of its own: its per-service clusters do
         }
         if (a != null) {
             if (a.balancer != balancer) {

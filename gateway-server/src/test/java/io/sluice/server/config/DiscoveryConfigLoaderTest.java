@@ -59,6 +59,20 @@ class DiscoveryConfigLoaderTest {
     }
 
     @Test
+    void routeByRegistry() {
+        GatewayConfig c = load("""
+                {"type": "zookeeper", "address": "zk:2181", "service": "*", "max_services": 8, "idle_timeout": "5m"}""");
+        DiscoveryConfig d = c.clusters().get(0).discovery();
+        assertThat(d.routesByService()).isTrue();
+        assertThat(d.maxServices()).isEqualTo(8);
+        assertThat(d.idleTimeout()).isEqualTo(Duration.ofMinutes(5));
+        assertThat(DiscoveryConfig.zookeeper("zk:2181", "*").maxServices()).isEqualTo(64);
+        assertThat(ConfigLoader.parse(ConfigJson.render(c), "config.json").config()).isEqualTo(c);
+        assertThat(error("{\"type\": \"zookeeper\", \"address\": \"zk:2181\", \"service\": \"*\", \"max_services\": -1}"))
+                .startsWith("$.clusters[0].discovery.max_services:");
+    }
+
+    @Test
     void dns() {
         GatewayConfig c = load("""
                 {"type": "dns", "address": "svc.example.com:8080", "dns_server": "10.0.0.2:53",

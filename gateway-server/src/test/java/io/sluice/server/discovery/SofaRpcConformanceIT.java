@@ -106,7 +106,12 @@ class SofaRpcConformanceIT {
                     .slowStart(new SlowStartConfig(Duration.ofSeconds(60), 1.0, 0.10)).build();
             ListenerConfig l = ListenerConfig.builder().name("bolt").protocol(Protocol.BOLT)
                     .bolt(BoltOptions.builder().defaultCluster("echo").build()).build();
-            try (Gateway gw = GatewayFixture.start(GatewayConfig.builder().listeners(l).clusters(c)
+            // route by registry: requests without a route go to the cluster of their service, discovered on first use
+            ClusterConfig registry = ClusterConfig.builder().name("registry").protocol(Protocol.BOLT)
+                    .discovery(DiscoveryConfig.zookeeper(zk.getConnectString(), "*")).build();
+            ListenerConfig routed = ListenerConfig.builder().name("routed").protocol(Protocol.BOLT)
+                    .bolt(BoltOptions.builder().defaultCluster("registry").build()).build();
+            try (Gateway gw = GatewayFixture.start(GatewayConfig.builder().listeners(l, routed).clusters(c, registry)
                     .admin(new AdminConfig(true, "127.0.0.1", 0, true))
                     .transport(TransportConfig.builder().workerThreads(1).backlog(128).build())
                     .drainTimeout(Duration.ofSeconds(2)).build())) {
@@ -135,7 +140,18 @@ class SofaRpcConformanceIT {
                 ProcessOutput cout = ProcessOutput.of(consumer);
                 assertThat(consumer.waitFor(60, TimeUnit.SECONDS)).as(cout.all()).isTrue();
                 assertThat(consumer.exitValue()).as(cout.all()).isZero();
-                assertThat(cout.all()).contains("REPLY from:" + port + ":hi0", "REPLY from:" + port + ":hi2");
+                assertThat(cout.all()).contains("REPLY from:" + port + ":hi0", "REPLY from:" + port + ":hi2")
+                        .doesNotContain("RETRY");
+
+                // the same consumer through the listener that routes by registry: the first call finds no
+                // cluster yet (NO_PROCESSOR, retried by the client), then the service's cluster serves
+                Process viaRegistry = peer(classpath, home, "call", "127.0.0.1:" + gw.port("routed"), "3");
+                ProcessOutput rout = ProcessOutput.of(viaRegistry);
+                assertThat(viaRegistry.waitFor(60, TimeUnit.SECONDS)).as(rout.all()).isTrue();
+                assertThat(viaRegistry.exitValue()).as(rout.all()).isZero();
+                assertThat(rout.all()).contains("RETRY 1", "REPLY from:" + port + ":hi0", "REPLY from:" + port + ":hi2");
+                assertThat(gw.meterRegistry().find("sluice.discovery.hosts").tag("cluster", "registry/" + SERVICE).gauge())
+                        .isNotNull().satisfies(g -> assertThat(g.value()).isEqualTo(1.0));
 
                 // SIGTERM: SOFARPC's shutdown hook unregisters; the host leaves the cluster
                 provider.destroy();
