@@ -65,6 +65,8 @@ final class ClusterRegistry {
     private final Transport transport;
     /** Route-by-registry templates by cluster name. */
     private final Map<String, RegistryRouter> routers = new java.util.concurrent.ConcurrentHashMap<>();
+    /** The idle sweep of each router. */
+    private final Map<String, java.util.concurrent.ScheduledFuture<?>> routerSweeps = new java.util.concurrent.ConcurrentHashMap<>();
     /** Builds and retires routed clusters; created with the first template. Guarded by this. */
     private java.util.concurrent.ScheduledExecutorService routerExecutor;
 
@@ -113,6 +115,10 @@ final class ClusterRegistry {
         if (old != null) {
             old.close();
         }
+        java.util.concurrent.ScheduledFuture<?> sweep = routerSweeps.remove(b.name());
+        if (sweep != null) {
+            sweep.cancel(false);
+        }
         DiscoveryConfig dc = b.config().discovery();
         if (dc == null || !dc.routesByService()) {
             return;
@@ -129,11 +135,13 @@ final class ClusterRegistry {
         routers.put(b.name(), router);
         b.children(router::child);
         long period = Math.max(1000, Math.min(30_000, dc.idleTimeout().toMillis() / 4));
-        ex.scheduleWithFixedDelay(() -> {
-            if (routers.get(b.name()) == router) {
+        routerSweeps.put(b.name(), ex.scheduleWithFixedDelay(() -> {
+            try {
                 router.expireIdle();
+            } catch (RuntimeException e) {
+                // logged by the router's callers; the sweep goes on
             }
-        }, period, period, java.util.concurrent.TimeUnit.MILLISECONDS);
+        }, period, period, java.util.concurrent.TimeUnit.MILLISECONDS));
     }
 
     private ClusterBalancer buildChild(ClusterConfig c) {
@@ -251,6 +259,10 @@ final class ClusterRegistry {
             RegistryRouter r = routers.remove(name);
             if (r != null) {
                 r.close();
+            }
+            java.util.concurrent.ScheduledFuture<?> sweep = routerSweeps.remove(name);
+            if (sweep != null) {
+                sweep.cancel(false);
             }
         }
         for (ClusterBalancer b : built.values()) {
