@@ -62,6 +62,7 @@ final class ClusterRegistry {
     private volatile Map<String, ClusterBalancer> clusters = Map.of();
     /** Clusters with {@code discovery}: their host sources (docs/discovery.md). */
     private DiscoveryHub discovery;
+    private Map<String, Supplier<HostSource>> customSources = Map.of();
     private final Transport transport;
     /** Route-by-registry templates by cluster name. */
     private final Map<String, RegistryRouter> routers = new java.util.concurrent.ConcurrentHashMap<>();
@@ -84,12 +85,11 @@ final class ClusterRegistry {
         this.hostGauges = new HostGauges(registry);
         this.events = new ClusterEvents(registry, hostUnavailable);
         this.transport = transport;
-        this.discovery = new DiscoveryHub(registry, Map.of(), System::currentTimeMillis, hostGauges::sync, this::dnsSource);
     }
 
     /** Registers embedders' host sources ({@code discovery.type = custom}); call before {@link #start}. */
     void hostSources(Map<String, Supplier<HostSource>> sources) {
-        this.discovery = new DiscoveryHub(registry, sources, System::currentTimeMillis, hostGauges::sync, this::dnsSource);
+        this.customSources = Map.copyOf(sources);
     }
 
     /** Removes every meter of a cluster that is gone. Caller holds this. */
@@ -139,7 +139,7 @@ final class ClusterRegistry {
             try {
                 router.expireIdle();
             } catch (RuntimeException e) {
-                // logged by the router's callers; the sweep goes on
+                // one failing sweep must not cancel the next ones
             }
         }, period, period, java.util.concurrent.TimeUnit.MILLISECONDS));
     }
@@ -149,12 +149,12 @@ final class ClusterRegistry {
         synchronized (this) {
             b = newBalancer(c);
         }
-        discovery.sync(b);
+        discovery().sync(b);
         return b;
     }
 
     private void retireChild(ClusterBalancer b) {
-        discovery.detach(b.name());
+        discovery().detach(b.name());
         synchronized (this) {
             b.close();
             removeClusterMeters(b.name());
@@ -173,8 +173,11 @@ final class ClusterRegistry {
         return new DnsHostSource(config, loop, DnsHostSource.datagramChannel(transport), new EventLoopScheduler(loop, ticker));
     }
 
-    /** The discovery sources (admin status). */
-    DiscoveryHub discovery() {
+    /** The discovery sources (admin status); built on first use. */
+    synchronized DiscoveryHub discovery() {
+        if (discovery == null) {
+            discovery = new DiscoveryHub(registry, customSources, System::currentTimeMillis, hostGauges::sync, this::dnsSource);
+        }
         return discovery;
     }
 
@@ -197,14 +200,14 @@ final class ClusterRegistry {
         clusters = built;
         for (ClusterConfig c : configs) {
             if (c.discovery() != null) {
-                discovery.check(c.name(), c.discovery());
+                discovery().check(c.name(), c.discovery());
             }
         }
         for (ClusterConfig c : configs) {
             built.put(c.name(), newBalancer(c));
         }
         for (ClusterBalancer b : built.values()) {
-            discovery.sync(b);
+            discovery().sync(b);
             syncRouter(b);
         }
         return built;
@@ -225,7 +228,7 @@ final class ClusterRegistry {
         List<ClusterBalancer> retired = new ArrayList<>();
         for (ClusterConfig c : next) {
             if (c.discovery() != null) {
-                discovery.check(c.name(), c.discovery());
+                discovery().check(c.name(), c.discovery());
             }
         }
         for (ClusterConfig c : next) {
@@ -255,7 +258,7 @@ final class ClusterRegistry {
             }
         }
         for (String name : removed) {
-            discovery.detach(name);
+            discovery().detach(name);
             RegistryRouter r = routers.remove(name);
             if (r != null) {
                 r.close();
@@ -266,7 +269,7 @@ final class ClusterRegistry {
             }
         }
         for (ClusterBalancer b : built.values()) {
-            discovery.sync(b);
+            discovery().sync(b);
             RegistryRouter r = routers.get(b.name());
             boolean wants = b.config().discovery() != null && b.config().discovery().routesByService();
             if (wants != (r != null) || (r != null && !running.containsValue(b)) || updated.contains(b.name())) {
@@ -327,7 +330,7 @@ final class ClusterRegistry {
                 routerExecutor.shutdownNow();
             }
         }
-        discovery.close();
+        discovery().close();
         for (ClusterBalancer c : clusters.values()) {
             c.close();
         }

@@ -50,6 +50,9 @@ public final class DiscoveryHub implements AutoCloseable {
     private final LongSupplier wallMillis;
     private final Consumer<ClusterBalancer> applied;
     private final Function<DiscoveryConfig, HostSource> dnsSources;
+    /** One ZooKeeper session per registry address, shared by the clusters that follow services there. */
+    private final ZooKeeperClients zooKeeper = new ZooKeeperClients();
+    private final Meter sessionsGauge;
     /** cluster name -> its running source. Guarded by this. */
     private final Map<String, Attached> attached = new HashMap<>();
 
@@ -66,6 +69,9 @@ public final class DiscoveryHub implements AutoCloseable {
         this.customSources = Map.copyOf(customSources);
         this.wallMillis = wallMillis;
         this.applied = applied;
+        this.sessionsGauge = Gauge.builder("sluice.discovery.zookeeper.sessions", zooKeeper, ZooKeeperClients::open)
+                .description("ZooKeeper sessions the gateway holds: one per registry address in use, shared by its clusters")
+                .register(registry);
     }
 
     /** Checks that {@code config} can be started here (library present, custom source registered). */
@@ -157,11 +163,17 @@ public final class DiscoveryHub implements AutoCloseable {
         return m;
     }
 
+    /** ZooKeeper clients open now (one per registry address in use). */
+    public int zooKeeperSessions() {
+        return zooKeeper.open();
+    }
+
     @Override
     public synchronized void close() {
         for (String name : new ArrayList<>(attached.keySet())) {
             detach(name);
         }
+        registry.remove(sessionsGauge);
     }
 
     /**
@@ -233,7 +245,7 @@ public final class DiscoveryHub implements AutoCloseable {
 
         void start() {
             HostSource s = switch (config.type()) {
-                case DiscoveryConfig.ZOOKEEPER -> new ZooKeeperSofaSource(config, parseFailures::increment);
+                case DiscoveryConfig.ZOOKEEPER -> new ZooKeeperSofaSource(config, parseFailures::increment, zooKeeper);
                 case DiscoveryConfig.DNS -> dnsSources.apply(config);
                 default -> customSources.get(config.source()).get();
             };

@@ -4,12 +4,11 @@ import io.sluice.core.config.DiscoveryConfig;
 import io.sluice.core.discovery.DiscoveredHost;
 import io.sluice.core.discovery.HostSource;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
 import org.apache.curator.framework.state.ConnectionState;
-import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.curator.framework.state.ConnectionStateListener;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,6 +37,7 @@ import java.util.concurrent.TimeUnit;
  * <p>Connection states: SUSPENDED and LOST freeze the list (nothing is published; the gateway keeps
  * serving the last one); RECONNECTED publishes once the cache has rebuilt (after a short settle).
  * ZooKeeper's client runs on its NIO socket (no Netty). Curator's and this source's threads are daemons.
+ * Sources on the same registry address share one Curator client (one session) through {@link ZooKeeperClients}.
  */
 public final class ZooKeeperSofaSource implements HostSource {
 
@@ -52,6 +52,11 @@ public final class ZooKeeperSofaSource implements HostSource {
     private final String connectString;
     private final String providersPath;
     private final Runnable onParseFailure;
+    private final ZooKeeperClients clients;
+    private volatile ZooKeeperClients.Lease lease;
+    private final ConnectionStateListener stateListener = (cf, state) -> stateChanged(state);
+    /** The last state reported (executor thread). */
+    private ConnectionState lastState;
     private final ScheduledExecutorService executor;
     private volatile CuratorFramework client;
     private volatile CuratorCache cache;
@@ -68,6 +73,12 @@ public final class ZooKeeperSofaSource implements HostSource {
      * @param onParseFailure counted once per child that cannot be parsed (the child is skipped)
      */
     public ZooKeeperSofaSource(DiscoveryConfig config, Runnable onParseFailure) {
+        this(config, onParseFailure, new ZooKeeperClients());
+    }
+
+    /** A source whose Curator client (ZooKeeper session) is shared with the other sources on the same registry. */
+    ZooKeeperSofaSource(DiscoveryConfig config, Runnable onParseFailure, ZooKeeperClients clients) {
+        this.clients = clients;
         this.config = config;
         this.service = SofaService.parse(config.service());
         String address = config.address().trim();
@@ -98,18 +109,11 @@ public final class ZooKeeperSofaSource implements HostSource {
     @Override
     public void start(Sink s) {
         this.sink = s;
-        CuratorFramework c = CuratorFrameworkFactory.builder()
-                .connectString(connectString)
-                .sessionTimeoutMs((int) config.sessionTimeout().toMillis())
-                .connectionTimeoutMs((int) config.connectionTimeout().toMillis())
-                .retryPolicy(new ExponentialBackoffRetry(1000, 29, 5000))
-                .threadFactory(r -> {
-                    Thread t = new Thread(r, "sluice-zk-curator");
-                    t.setDaemon(true);
-                    return t;
-                })
-                .build();
-        c.getConnectionStateListenable().addListener((cf, state) -> stateChanged(state), executor);
+        ZooKeeperClients.Lease l = clients.acquire(connectString, (int) config.sessionTimeout().toMillis(),
+                (int) config.connectionTimeout().toMillis());
+        this.lease = l;
+        CuratorFramework c = l.client();
+        c.getConnectionStateListenable().addListener(stateListener, executor);
         CuratorCache cc = CuratorCache.build(c, providersPath);
         cc.listenable().addListener(CuratorCacheListener.builder()
                 .forAll((type, oldData, data) -> schedule(DEBOUNCE_MS))
@@ -120,14 +124,20 @@ public final class ZooKeeperSofaSource implements HostSource {
                 .build(), executor);
         this.client = c;
         this.cache = cc;
-        c.start();
         cc.start();
+        // a shared client may be connected already: it will not say CONNECTED again
+        executor.execute(() -> {
+            if (lastState == null && c.getZookeeperClient().isConnected()) {
+                stateChanged(ConnectionState.CONNECTED);
+            }
+        });
     }
 
     private void stateChanged(ConnectionState state) {
-        if (closed) {
+        if (closed || state == lastState) {
             return;
         }
+        lastState = state;
         connected = state.isConnected();
         String extra = "";
         if (state == ConnectionState.CONNECTED || state == ConnectionState.RECONNECTED) {
@@ -210,7 +220,11 @@ public final class ZooKeeperSofaSource implements HostSource {
         }
         CuratorFramework c = client;
         if (c != null) {
-            c.close();
+            c.getConnectionStateListenable().removeListener(stateListener);
+        }
+        ZooKeeperClients.Lease l = lease;
+        if (l != null) {
+            l.release();
         }
     }
 

@@ -152,6 +152,8 @@ class SofaRpcConformanceIT {
                 assertThat(rout.all()).contains("RETRY 1", "REPLY from:" + port + ":hi0", "REPLY from:" + port + ":hi2");
                 assertThat(gw.meterRegistry().find("sluice.discovery.hosts").tag("cluster", "registry/" + SERVICE).gauge())
                         .isNotNull().satisfies(g -> assertThat(g.value()).isEqualTo(1.0));
+                // both clusters follow the registry over one shared ZooKeeper session
+                assertThat(gw.meterRegistry().get("sluice.discovery.zookeeper.sessions").gauge().value()).isEqualTo(1.0);
 
                 // SIGTERM: SOFARPC's shutdown hook unregisters; the host leaves the cluster
                 provider.destroy();
