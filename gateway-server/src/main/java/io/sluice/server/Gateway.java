@@ -8,6 +8,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.netty.channel.EventLoopGroup;
 import io.sluice.core.config.ConfigException;
 import io.sluice.core.config.GatewayConfig;
+import io.sluice.core.discovery.HostSource;
 import io.sluice.core.time.Ticker;
 import io.sluice.lb.ClusterBalancer;
 import io.sluice.server.accesslog.AccessLog;
@@ -23,6 +24,7 @@ import org.slf4j.LoggerFactory;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -65,6 +67,8 @@ public final class Gateway implements AutoCloseable {
     /** The config given to the builder; the running one is {@link #reloader}'s once started. */
     private final GatewayConfig initialConfig;
     private final Supplier<GatewayConfig> reloadSource;
+    /** Embedders' host sources by name (clusters with {@code discovery.type = custom}). */
+    private final Map<String, Supplier<HostSource>> hostSources;
     private final MeterRegistry registry;
     /** True when the registry is the gateway's own (JVM binders go only there). */
     private final boolean ownRegistry;
@@ -90,6 +94,7 @@ public final class Gateway implements AutoCloseable {
     private Gateway(Builder b) {
         this.initialConfig = b.config;
         this.reloadSource = b.reloadSource;
+        this.hostSources = Map.copyOf(b.hostSources);
         GatewayConfig config = b.config;
         if (!config.admin().metrics()) {
             // metrics off: a private registry that records nothing (every meter is a no-op)
@@ -129,6 +134,7 @@ public final class Gateway implements AutoCloseable {
         metrics = new GatewayMetrics(registry, config.admin().metrics(), ownRegistry && config.admin().metrics());
         Listeners[] ls = new Listeners[1]; // the registry's host events reach the listeners built next
         clusters = new ClusterRegistry(registry, metrics, workers, transport, ticker, random, host -> ls[0].hostUnavailable(host));
+        clusters.hostSources(hostSources);
         listeners = ls[0] = new Listeners(registry, metrics, workers, transport, config.transport(), reusePort, ticker,
                 accessLog, clusters, () -> phase == Phase.RUNNING);
         reloader = new Reloader(config, clusters, listeners, metrics);
@@ -165,7 +171,8 @@ public final class Gateway implements AutoCloseable {
                 reloadSource == null ? null : () -> reload().summary(), AdminHandler.Status.of(() -> listeners.info(),
                         reloader::lastReload, this::configVersion, () -> startedNanos == 0 ? 0
                                 : TimeUnit.NANOSECONDS.toMillis(ticker.nanoTime() - startedNanos),
-                        () -> config().admin().metrics()));
+                        () -> config().admin().metrics()))
+                .withDiscovery(name -> clusters.discovery().status(name));
     }
 
     /** The bound address of the admin API, or null when it is disabled. */
@@ -391,6 +398,7 @@ public final class Gateway implements AutoCloseable {
         private Ticker ticker = Ticker.system();
         private RandomGenerator random = new SplittableRandom();
         private Supplier<GatewayConfig> reloadSource;
+        private final Map<String, Supplier<HostSource>> hostSources = new LinkedHashMap<>();
 
         private Builder() {
         }
@@ -424,6 +432,17 @@ public final class Gateway implements AutoCloseable {
          */
         public Builder reloadSource(Supplier<GatewayConfig> source) {
             this.reloadSource = source;
+            return this;
+        }
+
+        /**
+         * Registers a source of hosts for clusters that name it: {@code "discovery": {"type": "custom",
+         * "source": "<name>"}} (or {@code DiscoveryConfig.custom(name)}). The factory is called once per
+         * cluster that uses it, when the cluster starts; the gateway closes the source when the cluster
+         * goes or the gateway stops. docs/embedding.md.
+         */
+        public Builder hostSource(String name, Supplier<HostSource> factory) {
+            hostSources.put(Objects.requireNonNull(name, "name"), Objects.requireNonNull(factory, "factory"));
             return this;
         }
 

@@ -28,6 +28,8 @@ import java.util.Set;
  * @param hashLb            RING_HASH / MAGLEV: ring and table sizes (defaults when null)
  * @param retryPolicy       retries for routes to this cluster that have no policy of their own (null = none)
  * @param circuitBreakers   concurrency limits and the retry budget (null = the defaults for the protocol)
+ * @param discovery         where the hosts come from when not (only) listed here: a registry, DNS or an
+ *                          embedder's {@code HostSource}; null = the static {@code hosts}
  */
 public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<HostConfig> hosts,
                             Duration connectTimeout, Duration responseTimeout, PoolConfig pool,
@@ -35,7 +37,7 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
                             int panicThreshold, boolean warmUpAtBoot,
                             int leastRequestChoices, double activeRequestBias, UpstreamTlsConfig tls,
                             HashLbConfig hashLb, RetryPolicyConfig retryPolicy,
-                            CircuitBreakerConfig circuitBreakers) {
+                            CircuitBreakerConfig circuitBreakers, DiscoveryConfig discovery) {
 
     public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(3);
     public static final Duration DEFAULT_RESPONSE_TIMEOUT = Duration.ofSeconds(15);
@@ -67,18 +69,23 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         circuitBreakers = circuitBreakers == null ? CircuitBreakerConfig.defaults(protocol) : circuitBreakers;
     }
 
-    /** Cleartext, default hash sizes, no retry policy, the default circuit breakers. */
+    /** Static hosts, cleartext, default hash sizes, no retry policy, the default circuit breakers. */
     public ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<HostConfig> hosts,
                          Duration connectTimeout, Duration responseTimeout, PoolConfig pool,
                          HealthCheckConfig healthCheck, SlowStartConfig slowStart, OutlierConfig outlier,
                          int panicThreshold, boolean warmUpAtBoot, int leastRequestChoices, double activeRequestBias) {
         this(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck, slowStart, outlier,
-                panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias, null, null, null, null);
+                panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias, null, null, null, null, null);
     }
 
     /** The same cluster with TLS to its hosts ({@code null}: cleartext). */
     public ClusterConfig withTls(UpstreamTlsConfig t) {
         return toBuilder().tls(t).build();
+    }
+
+    /** True when the hosts come from a {@linkplain #discovery() discovery source}, not the config. */
+    public boolean discovered() {
+        return discovery != null;
     }
 
     /** A cluster with every default: weighted round robin, no health check, no slow start. */
@@ -153,6 +160,7 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         b.hashLb = hashLb;
         b.retryPolicy = retryPolicy;
         b.circuitBreakers = circuitBreakers;
+        b.discovery = discovery;
         return b;
     }
 
@@ -181,6 +189,7 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         private HashLbConfig hashLb;
         private RetryPolicyConfig retryPolicy;
         private CircuitBreakerConfig circuitBreakers;
+        private DiscoveryConfig discovery;
 
         private Builder() {
         }
@@ -277,6 +286,11 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
             return this;
         }
 
+        public Builder discovery(DiscoveryConfig discovery) {
+            this.discovery = discovery;
+            return this;
+        }
+
         /** The hosts, given one by one. */
         public Builder hosts(HostConfig... hosts) {
             this.hosts = List.of(hosts);
@@ -284,7 +298,7 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         }
 
         public ClusterConfig build() {
-            return new ClusterConfig(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck, slowStart, outlier, panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias, tls, hashLb, retryPolicy, circuitBreakers);
+            return new ClusterConfig(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck, slowStart, outlier, panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias, tls, hashLb, retryPolicy, circuitBreakers, discovery);
         }
     }
 }

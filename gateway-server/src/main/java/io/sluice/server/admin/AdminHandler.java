@@ -33,6 +33,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -68,6 +69,8 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
 
     private final MeterRegistry registry;
     private final Supplier<Map<String, ClusterBalancer>> clusters;
+    /** Per cluster, its discovery source's state for {@code /clusters} (null result = none). */
+    private volatile Function<String, Map<String, Object>> discovery;
     private final BooleanSupplier ready;
     private final Supplier<GatewayConfig> config;
     private final Reloader reloader;
@@ -238,6 +241,12 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
         t.start();
     }
 
+    /** Adds each cluster's discovery state (source, connection state, digest) to {@code /clusters}. */
+    public AdminHandler withDiscovery(Function<String, Map<String, Object>> status) {
+        this.discovery = status;
+        return this;
+    }
+
     private String clustersJson() {
         ObjectNode root = JSON.createObjectNode();
         ArrayNode list = root.putArray("clusters");
@@ -248,10 +257,19 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
             cn.put("lb", c.config().lb().name().toLowerCase());
             cn.put("panic", c.panicking());
             BreakerStatus.json(cn, c); // resilience
+            Function<String, Map<String, Object>> d = discovery;
+            Map<String, Object> disc = d == null ? null : d.apply(c.name());
+            if (disc != null) {
+                cn.set("discovery", JSON.valueToTree(disc));
+            }
             ArrayNode hosts = cn.putArray("hosts");
             for (Host h : c.hosts()) {
                 ObjectNode hn = hosts.addObject();
                 hn.put("address", h.address());
+                hn.put("source", h.origin());
+                if (h.startMillis() > 0) {
+                    hn.put("start_time_ms", h.startMillis());
+                }
                 hn.put("weight", h.weight());
                 hn.put("health", h.health().name().toLowerCase());
                 hn.put("ejected", h.ejected());

@@ -218,6 +218,14 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements Pen
             }
         } else {
             cluster = lc.defaultCluster();
+            if (cluster != null && cluster.routesByService()) { // route by registry (docs/discovery.md)
+                cluster = cluster.child(service);
+                if (cluster == null) {
+                    reject(f, BoltStatus.NO_PROCESSOR, "service " + service + ": no providers discovered yet",
+                            RequestOutcome.NO_ROUTE, start);
+                    return;
+                }
+            }
             if (cluster == null) {
                 reject(f, BoltStatus.NO_PROCESSOR, "no route for service " + service
                         + (f.methodName() == null ? "" : " method " + f.methodName()), RequestOutcome.NO_ROUTE, start);

@@ -9,6 +9,7 @@ import io.sluice.core.config.AccessLogConfig;
 import io.sluice.core.config.AdminConfig;
 import io.sluice.core.config.BoltOptions;
 import io.sluice.core.config.ClusterConfig;
+import io.sluice.core.config.DiscoveryConfig;
 import io.sluice.core.config.DurationFormat;
 import io.sluice.core.config.GatewayConfig;
 import io.sluice.core.config.HeaderMatch;
@@ -199,6 +200,27 @@ public final class ConfigJson {
         TrafficJson.render(o, c.hashLb()); // ring_hash, maglev
         PolicyJson.render(o, c.retryPolicy()); // resilience
         PolicyJson.render(o, c.circuitBreakers());
+        DiscoveryConfig dc = c.discovery();
+        if (dc != null) {
+            ObjectNode dn = o.putObject("discovery").put("type", dc.type());
+            if (dc.address() != null) {
+                dn.put("address", dc.address());
+            }
+            if (dc.service() != null) {
+                dn.put("service", dc.service());
+            }
+            if (dc.source() != null) {
+                dn.put("source", dc.source());
+            }
+            dn.put("protocol", dc.protocol()).put("session_timeout", d(dc.sessionTimeout()))
+                    .put("connection_timeout", d(dc.connectionTimeout())).put("allow_empty", dc.allowEmpty())
+                    .put("flap_grace", d(dc.flapGrace())).put("refresh_min", d(dc.refreshMin()))
+                    .put("refresh_max", d(dc.refreshMax())).put("max_services", dc.maxServices())
+                    .put("idle_timeout", d(dc.idleTimeout()));
+            if (dc.dnsServer() != null) {
+                dn.put("dns_server", dc.dnsServer());
+            }
+        }
     }
 
     private static String d(Duration d) {

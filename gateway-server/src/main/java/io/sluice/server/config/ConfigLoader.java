@@ -13,6 +13,7 @@ import io.sluice.core.config.CidrRange;
 import io.sluice.core.config.CircuitBreakerConfig;
 import io.sluice.core.config.ClusterConfig;
 import io.sluice.core.config.UpstreamTlsConfig;
+import io.sluice.core.config.DiscoveryConfig;
 import io.sluice.core.config.ConfigException;
 import io.sluice.core.config.GatewayConfig;
 import io.sluice.core.config.HeaderMatch;
@@ -347,9 +348,34 @@ public final class ConfigLoader {
         HashLbConfig hashLb = TrafficJson.hashLb(o); // ring_hash, maglev
         RetryPolicyConfig retry = PolicyJson.retryPolicy(o.object("retry_policy")); // resilience
         CircuitBreakerConfig breakers = PolicyJson.circuitBreakers(o.object("circuit_breakers"), protocol);
+        DiscoveryConfig discovery = discovery(o.object("discovery"));
         o.finish();
         return build(o.path(), () -> new ClusterConfig(name, protocol, lb, hosts, connect, response, pool, hc, ss, outlier,
-                panic, warm, choices, bias, tls, hashLb, retry, breakers));
+                panic, warm, choices, bias, tls, hashLb, retry, breakers, discovery));
+    }
+
+    /** {@code "discovery": {"type": "zookeeper", "address": ..., "service": ...}} (docs/discovery.md). */
+    private static DiscoveryConfig discovery(JsonObject o) {
+        if (o == null) {
+            return null;
+        }
+        String type = o.requiredString("type");
+        String address = o.string("address", null);
+        String service = o.string("service", null);
+        String protocol = o.string("protocol", null);
+        String source = o.string("source", null);
+        Duration session = o.duration("session_timeout", null);
+        Duration connection = o.duration("connection_timeout", null);
+        boolean allowEmpty = o.bool("allow_empty", false);
+        Duration grace = o.duration("flap_grace", null);
+        String dnsServer = o.string("dns_server", null);
+        Duration refreshMin = o.duration("refresh_min", null);
+        Duration refreshMax = o.duration("refresh_max", null);
+        int maxServices = o.integer("max_services", 0);
+        Duration idle = o.duration("idle_timeout", null);
+        o.finish();
+        return build(o.path(), () -> new DiscoveryConfig(type, address, service, protocol, source, session, connection,
+                allowEmpty, grace, dnsServer, refreshMin, refreshMax, maxServices, idle));
     }
 
     /** {@code "10.0.0.1:8080"} (weight 1) or {@code {"address": "10.0.0.1:8080", "weight": 3}}. */
