@@ -45,7 +45,7 @@ class TlsHandshakeTimeoutTest {
         }
     }
 
-    EmbeddedChannel connect() {
+    EmbeddedChannel connect() throws Exception {
         tls = DownstreamTls.start("t", TlsConfig.builder()
                 .certificates(CertificateConfig.pem(leaf.chain().toString(), leaf.key().toString()))
                 .handshakeTimeout(TIMEOUT).build(), new SimpleMeterRegistry(), e -> clock);
@@ -84,7 +84,7 @@ class TlsHandshakeTimeoutTest {
     }
 
     @Test
-    void aSilentClientIsClosedAtTheTimeoutToo() {
+    void aSilentClientIsClosedAtTheTimeoutToo() throws Exception {
         EmbeddedChannel ch = connect();
         clock.advanceNanos(TimeUnit.SECONDS.toNanos(3));
         ch.runPendingTasks();
