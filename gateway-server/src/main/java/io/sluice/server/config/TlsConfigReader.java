@@ -37,8 +37,53 @@ final class TlsConfigReader {
             throw new ConfigException(o.at("allow_plaintext"), true, "false (only auto listeners can tell TLS from cleartext)");
         }
         o.finish();
-        return ConfigLoader.build(o.path(), () -> new TlsConfig(certs, protocols, ciphers, alpn, clientAuth, clientCa,
+        TlsConfig tls = ConfigLoader.build(o.path(), () -> new TlsConfig(certs, protocols, ciphers, alpn, clientAuth, clientCa,
                 handshake, tickets, rotation, header, forward, watch, interval, plaintext));
+        validate(tls, o.path().substring(0, o.path().length() - ".tls".length()));
+        return tls;
+    }
+
+    /** Loads the files of {@code tls} now (key, password, chain, expiry), errors placed under the listener path {@code at}. */
+    static void validate(TlsConfig tls, String at) {
+        ConfigLoader.build(at, () -> {
+            io.sluice.server.tls.TlsSnapshot.validateFiles(tls);
+            return tls;
+        });
+    }
+
+    /** Renders {@code tls} in the native format; passwords are shown as {@code ***}. */
+    static void render(com.fasterxml.jackson.databind.node.ObjectNode o, TlsConfig t) {
+        com.fasterxml.jackson.databind.node.ArrayNode certs = o.putArray("certificates");
+        for (CertificateConfig c : t.certificates()) {
+            com.fasterxml.jackson.databind.node.ObjectNode n = certs.addObject();
+            if (c.pkcs12() != null) {
+                n.put("pkcs12", c.pkcs12());
+            } else {
+                n.put("cert_chain", c.certChain()).put("private_key", c.privateKey());
+            }
+            if (c.password() != null) {
+                n.put("password", "***");
+            }
+            com.fasterxml.jackson.databind.node.ArrayNode names = n.putArray("server_names");
+            c.serverNames().forEach(names::add);
+        }
+        com.fasterxml.jackson.databind.node.ArrayNode p = o.putArray("protocols");
+        t.protocols().forEach(p::add);
+        com.fasterxml.jackson.databind.node.ArrayNode cs = o.putArray("cipher_suites");
+        t.cipherSuites().forEach(cs::add);
+        com.fasterxml.jackson.databind.node.ArrayNode alpn = o.putArray("alpn");
+        t.alpn().forEach(alpn::add);
+        o.put("client_auth", t.clientAuth().jsonName());
+        if (t.clientCa() != null) {
+            o.put("client_ca", t.clientCa());
+        }
+        o.put("handshake_timeout", io.sluice.core.config.DurationFormat.format(t.handshakeTimeout()))
+                .put("session_tickets", t.sessionTickets())
+                .put("ticket_key_rotation", io.sluice.core.config.DurationFormat.format(t.ticketKeyRotation()))
+                .put("identity_header", t.identityHeader()).put("forward_identity", t.forwardIdentity())
+                .put("watch_files", t.watchFiles())
+                .put("watch_interval", io.sluice.core.config.DurationFormat.format(t.watchInterval()))
+                .put("allow_plaintext", t.allowPlaintext());
     }
 
     /** ALPN advertised when the config leaves it out: http/1.1 where HTTP is spoken, nothing on Bolt listeners. */
