@@ -35,7 +35,12 @@ public final class AccessLog implements AutoCloseable, RequestLog {
 
     /** One finished request. {@code target} is "METHOD path" for HTTP, "service#method" for Bolt. */
     public record Entry(long epochMillis, String listener, String protocol, String client, String target, int status,
-                        String outcome, String upstream, long bytesOut, long durationMicros) {
+                        String outcome, String upstream, long bytesOut, long durationMicros, String clientCert) {
+
+        public Entry(long epochMillis, String listener, String protocol, String client, String target, int status,
+                     String outcome, String upstream, long bytesOut, long durationMicros) {
+            this(epochMillis, listener, protocol, client, target, status, outcome, upstream, bytesOut, durationMicros, null);
+        }
     }
 
     private final BlockingQueue<Entry> queue;
@@ -82,7 +87,7 @@ public final class AccessLog implements AutoCloseable, RequestLog {
     @Override
     public void requestEnded(RequestEnd e) {
         log(new Entry(System.currentTimeMillis(), e.listener(), e.protocol(), e.client, e.target == null ? "-" : e.target,
-                e.status, e.outcome.tag(), e.upstream(), e.bytesOut, e.durationNanos / 1000));
+                e.status, e.outcome.tag(), e.upstream(), e.bytesOut, e.durationNanos / 1000, e.clientCert));
     }
 
     /** Queues an entry; never blocks. */
@@ -131,13 +136,21 @@ public final class AccessLog implements AutoCloseable, RequestLog {
             quote(sb, e.target()).append(",\"status\":").append(e.status()).append(",\"outcome\":\"").append(e.outcome())
                     .append("\",\"upstream\":");
             quote(sb, e.upstream()).append(",\"bytes_out\":").append(e.bytesOut()).append(",\"duration_us\":")
-                    .append(e.durationMicros()).append("}\n");
+                    .append(e.durationMicros());
+            if (e.clientCert() != null) { // TLS: the verified client certificate
+                quote(sb.append(",\"client_cert\":"), e.clientCert());
+            }
+            sb.append("}\n");
         } else {
             sb.append(Instant.ofEpochMilli(e.epochMillis())).append(' ').append(e.listener()).append(' ')
                     .append(e.protocol()).append(' ').append(e.client()).append(" \"").append(e.target()).append("\" ")
                     .append(e.status()).append(' ').append(e.outcome()).append(' ')
                     .append(e.upstream() == null ? "-" : e.upstream()).append(' ').append(e.bytesOut()).append(' ')
-                    .append(e.durationMicros()).append("us\n");
+                    .append(e.durationMicros()).append("us");
+            if (e.clientCert() != null) { // TLS: the verified client certificate
+                sb.append(" cert=\"").append(e.clientCert().replace("\"", "'")).append('"');
+            }
+            sb.append('\n');
         }
     }
 

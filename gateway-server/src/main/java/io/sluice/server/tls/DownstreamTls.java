@@ -103,6 +103,7 @@ public final class DownstreamTls implements AutoCloseable {
             }
         };
         TlsConnectionHandler hs = new TlsConnectionHandler(this, s.config().handshakeTimeout().toNanos());
+        p.channel().attr(TlsRequests.LISTENER).set(this);
         if (after != null && p.get(after) != null) {
             p.addAfter(after, SluicePipeline.SNI, sni);
             p.addAfter(SluicePipeline.SNI, SluicePipeline.TLS_HANDSHAKE, hs);

@@ -69,10 +69,19 @@ class DownstreamTlsIT {
                         CertificateConfig.pem(wildcardCert.chain().toString(), wildcardCert.key().toString(), "*.wild.test"))
                 .watchFiles(false).build();
         TlsConfig mtls = tls.toBuilder().clientAuth(TlsConfig.ClientAuth.REQUIRE, pki.caCert().toString()).build();
+        TlsConfig optional = tls.toBuilder().clientAuth(TlsConfig.ClientAuth.OPTIONAL, pki.caCert().toString())
+                .forwardIdentity(true).build();
         ClusterConfig c = ClusterConfig.of("c", List.of(new HostConfig("127.0.0.1", backend.port(), 1)));
+        RouteConfig byIdentity = new RouteConfig("client-a", new io.sluice.core.config.RouteMatch(null,
+                io.sluice.core.config.StringMatch.prefix("/id"), null, List.of(new io.sluice.core.config.HeaderMatch(
+                        TlsConfig.DEFAULT_IDENTITY_HEADER, io.sluice.core.config.StringMatch.regex(".*;DNS=client-a\\.test(;.*)?"))),
+                null, null), "c", null, null);
+        RouteConfig open = new RouteConfig("open", new io.sluice.core.config.RouteMatch(null,
+                io.sluice.core.config.StringMatch.prefix("/open"), null, null, null, null), "c", null, null);
         gw = GatewayFixture.start(GatewayConfig.builder()
                 .listeners(ListenerConfig.builder().name("web").routes(RouteConfig.to("c")).tls(tls).build(),
-                        ListenerConfig.builder().name("mtls").routes(RouteConfig.to("c")).tls(mtls).build())
+                        ListenerConfig.builder().name("mtls").routes(RouteConfig.to("c")).tls(mtls).build(),
+                        ListenerConfig.builder().name("opt").routes(byIdentity, open).tls(optional).build())
                 .clusters(c).admin(AdminConfig.disabled())
                 .transport(TransportConfig.builder().workerThreads(1).backlog(128).build())
                 .drainTimeout(Duration.ofSeconds(2)).build());
@@ -161,6 +170,32 @@ class DownstreamTlsIT {
         HttpResponse<String> r = get(client(client.clientContext(pki.caCert())), "mtls");
         assertThat(r.statusCode()).isEqualTo(200);
         assertThat(get(client(TestPki.trusting(pki.caCert())), "web").statusCode()).isEqualTo(200);
+    }
+
+    static HttpResponse<String> get(HttpClient http, String listener, String path, String... headers) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + gw.port(listener) + path))
+                .timeout(Duration.ofSeconds(10));
+        if (headers.length > 0) {
+            b.headers(headers);
+        }
+        return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
+    void theVerifiedIdentityRoutesAndIsForwardedWhileAClientsOwnCopyIsRemoved() throws Exception {
+        HttpClient withCert = client(client.clientContext(pki.caCert()));
+        HttpResponse<String> r = get(withCert, "opt", "/id", "X-Forwarded-Client-Cert", "Hash=forged");
+        assertThat(r.statusCode()).isEqualTo(200);
+        assertThat(r.body()).contains("\r\nx-forwarded-client-cert: Hash=")
+                .contains(";Subject=\"CN=client-a\";DNS=client-a.test;URI=spiffe://test/client-a\r\n")
+                .doesNotContain("forged");
+        HttpClient noCert = client(TestPki.trusting(pki.caCert()));
+        assertThat(get(noCert, "opt", "/id", "x-forwarded-client-cert", "Hash=x;DNS=client-a.test").statusCode())
+                .as("a forged identity header does not match the route").isEqualTo(404);
+        HttpResponse<String> open = get(noCert, "opt", "/open", "x-forwarded-client-cert", "Hash=forged", "X-Other", "1");
+        assertThat(open.statusCode()).isEqualTo(200);
+        assertThat(open.body()).doesNotContainIgnoringCase("x-forwarded-client-cert").contains("X-Other: 1")
+                .endsWith("\r\n\r\n");
     }
 
     @Test
