@@ -92,6 +92,9 @@ final class Listeners {
     private volatile long drainGraceUntil;
     /** Run when a host fails its health check or is ejected (written under the lock, read from event loops). */
     private final List<Consumer<Host>> unavailableHooks = new CopyOnWriteArrayList<>();
+    /** TLS: the thread certificate files are watched on (null until a TLS listener starts). */
+    private io.netty.util.concurrent.DefaultEventExecutor tlsControlLoop;
+    private io.sluice.core.time.Scheduler tlsControl;
 
     Listeners(MeterRegistry registry, GatewayMetrics metrics, EventLoopGroup workers, Transport transport,
               TransportConfig transportConfig, boolean reusePort, Ticker ticker, AccessLog accessLog,
@@ -363,9 +366,24 @@ final class Listeners {
         }
     }
 
-    /** Loads a listener's certificates (null: cleartext). */
+    /** Loads a listener's certificates (null: cleartext) and starts watching its files. */
     private DownstreamTls startTls(ListenerConfig l, io.sluice.server.channel.ListenerContext<?> ctx) {
-        return l.tls() == null ? null : DownstreamTls.start(l.name(), l.tls(), registry, ctx::scheduler);
+        if (l.tls() == null) {
+            return null;
+        }
+        DownstreamTls tls = DownstreamTls.start(l.name(), l.tls(), registry, ctx::scheduler);
+        tls.watch(tlsControl());
+        return tls;
+    }
+
+    /** The thread TLS listeners poll their certificate files and rotate ticket keys on; made at the first. */
+    private synchronized io.sluice.core.time.Scheduler tlsControl() {
+        if (tlsControl == null) {
+            tlsControlLoop = new io.netty.util.concurrent.DefaultEventExecutor(
+                    new io.netty.util.concurrent.DefaultThreadFactory("sluice-tls-watch", true));
+            tlsControl = new io.sluice.server.transport.EventLoopScheduler(tlsControlLoop, ticker);
+        }
+        return tlsControl;
     }
 
     /** The TLS state of every running listener that has it (admin {@code /certs}). */
@@ -510,6 +528,9 @@ final class Listeners {
     /** Undoes {@link #bind} of a listener that never accepted. */
     private void unbind(RunningListener rl) {
         rl.sockets.close();
+        if (rl.tls != null) {
+            rl.tls.stopWatching();
+        }
         if (rl.hook != null) {
             unavailableHooks.remove(rl.hook);
         }
@@ -568,6 +589,9 @@ final class Listeners {
             synchronized (this) {
                 if (!retiring.remove(rl)) {
                     return;
+                }
+                if (rl.tls != null) {
+                    rl.tls.stopWatching();
                 }
                 rl.closePools.run();
                 if (!metricsInUse(rl.metrics, rl)) {
@@ -687,6 +711,11 @@ final class Listeners {
             }
             if (l.tls != null) {
                 l.tls.close();
+            }
+        }
+        synchronized (this) {
+            if (tlsControlLoop != null) {
+                tlsControlLoop.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
             }
         }
     }

@@ -39,6 +39,7 @@ public final class DownstreamTls implements AutoCloseable {
     private volatile TlsSnapshot current;
     /** Newest first: the current key and the one before it (tickets under it still resume). */
     private volatile OpenSslSessionTicketKey[] ticketKeys;
+    private CertificateWatcher watcher;
 
     private DownstreamTls(String listener, SslProvider provider, TlsMetrics metrics,
                           Function<EventExecutor, Scheduler> schedulers) {
@@ -207,8 +208,30 @@ public final class DownstreamTls implements AutoCloseable {
         return Double.NaN;
     }
 
+    /**
+     * Starts watching the files and rotating ticket keys on {@code control}, a scheduler that may
+     * block (not a data-path event loop).
+     */
+    public synchronized void watch(Scheduler control) {
+        if (watcher == null) {
+            watcher = CertificateWatcher.start(this, control);
+        }
+    }
+
+    /** Stops watching files and rotating keys (a listener that retired); its meters stay until {@link #close}. */
+    public synchronized void stopWatching() {
+        if (watcher != null) {
+            watcher.close();
+            watcher = null;
+        }
+    }
+
     @Override
-    public void close() {
+    public synchronized void close() {
+        if (watcher != null) {
+            watcher.close();
+            watcher = null;
+        }
         metrics.close();
     }
 }
