@@ -12,6 +12,7 @@ import io.sluice.core.time.Ticker;
 import io.sluice.lb.ClusterBalancer;
 import io.sluice.server.accesslog.AccessLog;
 import io.sluice.server.admin.AdminHandler;
+import io.sluice.server.tls.TlsAdmin;
 import io.sluice.server.admin.AdminServer;
 import io.sluice.server.metrics.GatewayMetrics;
 import io.sluice.server.transport.Sockets;
@@ -162,7 +163,8 @@ public final class Gateway implements AutoCloseable {
                 reloadSource == null ? null : () -> reload().summary(), AdminHandler.Status.of(() -> listeners.info(),
                         reloader::lastReload, this::configVersion, () -> startedNanos == 0 ? 0
                                 : TimeUnit.NANOSECONDS.toMillis(ticker.nanoTime() - startedNanos),
-                        () -> config().admin().metrics()));
+                        () -> config().admin().metrics()))
+                .certs(() -> TlsAdmin.json(listeners.tls()), () -> TlsAdmin.html(listeners.tls())); // TLS hook
     }
 
     /** The bound address of the admin API, or null when it is disabled. */

@@ -82,7 +82,7 @@ class DownstreamTlsIT {
                 .listeners(ListenerConfig.builder().name("web").routes(RouteConfig.to("c")).tls(tls).build(),
                         ListenerConfig.builder().name("mtls").routes(RouteConfig.to("c")).tls(mtls).build(),
                         ListenerConfig.builder().name("opt").routes(byIdentity, open).tls(optional).build())
-                .clusters(c).admin(AdminConfig.disabled())
+                .clusters(c).admin(new AdminConfig(true, "127.0.0.1", 0))
                 .transport(TransportConfig.builder().workerThreads(1).backlog(128).build())
                 .drainTimeout(Duration.ofSeconds(2)).build());
     }
@@ -196,6 +196,50 @@ class DownstreamTlsIT {
         assertThat(open.statusCode()).isEqualTo(200);
         assertThat(open.body()).doesNotContainIgnoringCase("x-forwarded-client-cert").contains("X-Other: 1")
                 .endsWith("\r\n\r\n");
+    }
+
+    @Test
+    void adminCertsShowsTheProviderAndEveryLoadedCertificate() throws Exception {
+        HttpClient plain = HttpClient.newHttpClient();
+        String certs = plain.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gw.adminAddress().getPort() + "/certs"))
+                .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString()).body();
+        assertThat(certs).contains("\"provider\":\"" + TlsProvider.name() + "\"")
+                .contains("\"listener\":\"web\"").contains("\"subject\":\"CN=gateway.test\"")
+                .contains("\"server_names\":[\"*.wild.test\"]").contains("\"days_left\":9");
+        String page = plain.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + gw.adminAddress().getPort() + "/"))
+                .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString()).body();
+        assertThat(page).contains("TLS certificates").contains("CN=wild.test");
+    }
+
+    /** Runs {@code openssl s_client} against a listener with {@code stdin}; its output. */
+    static String sClient(String listener, String stdin, String... args) throws Exception {
+        List<String> cmd = new java.util.ArrayList<>(List.of("openssl", "s_client", "-connect", "127.0.0.1:" + gw.port(listener)));
+        cmd.addAll(List.of(args));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        p.getOutputStream().write(stdin.getBytes(StandardCharsets.US_ASCII));
+        p.getOutputStream().flush();
+        Thread.sleep(500);
+        p.getOutputStream().close();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
+        assertThat(p.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        return out;
+    }
+
+    @Test
+    void tls10And11ClientHellosAreRefused() throws Exception {
+        double before = handshakes("web", "failure", "protocol");
+        for (String v : new String[]{"-tls1", "-tls1_1"}) {
+            String out = sClient("web", "", v, "-cipher", "DEFAULT@SECLEVEL=0");
+            assertThat(out).contains("alert protocol version").contains("Cipher is (NONE)").doesNotContain("BEGIN CERTIFICATE");
+        }
+        await().atMost(Duration.ofSeconds(5)).until(() -> handshakes("web", "failure", "protocol") >= before + 2);
+    }
+
+    @Test
+    void clientRenegotiationIsRefused() throws Exception {
+        String out = sClient("web", "R\n", "-tls1_2", "-CAfile", pki.caCert().toString());
+        assertThat(out).contains("Protocol  : TLSv1.2").contains("RENEGOTIATING");
+        assertThat(out).contains("alert no renegotiation"); // alert 100 from the gateway
     }
 
     @Test
