@@ -28,7 +28,7 @@ public final class TlsRequests {
     private final String value;
     private final boolean forward;
 
-    private TlsRequests(String header, String value, boolean forward) {
+    TlsRequests(String header, String value, boolean forward) {
         this.header = header;
         this.headerBytes = header.getBytes(StandardCharsets.US_ASCII);
         this.value = value;
@@ -56,28 +56,50 @@ public final class TlsRequests {
         return name -> name.equalsIgnoreCase(header) ? value : received.apply(name);
     }
 
+    /** What the gateway writes for X-Forwarded-Proto (ProxyHeads); on a TLS connection it becomes https. */
+    private static final byte[] XFP_HTTP = "X-Forwarded-Proto: http\r\n".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] XFP_HTTPS = "X-Forwarded-Proto: https\r\n".getBytes(StandardCharsets.US_ASCII);
+
     /**
      * The upstream request head without the client's identity header lines, plus the verified
-     * identity when forwarded. Takes ownership of {@code head}; returns it unchanged when there is
-     * nothing to do (the common case: no such header, nothing forwarded).
+     * identity when forwarded, and {@code X-Forwarded-Proto: https} where the gateway wrote
+     * {@code http}. Takes ownership of {@code head}; returns it unchanged when there is nothing to
+     * do (a scan of its lines, no copy).
      */
     public ByteBuf rewrite(ByteBufAllocator alloc, ByteBuf head) {
-        int found = findHeader(head, 0);
-        if (found < 0 && !forward) {
-            return head;
-        }
         int start = head.readerIndex();
         int end = head.writerIndex();
-        ByteBuf out = alloc.directBuffer(head.readableBytes() + (forward ? header.length() + value.length() + 4 : 0));
-        int pos = start;
-        while (found >= 0) {
-            out.writeBytes(head, pos, found - pos);
-            int eol = head.indexOf(found, end, (byte) '\n');
-            pos = eol < 0 ? end - 2 : eol + 1;
-            found = findHeader(head, pos - 1 - start); // from the line break that ends the removed line
+        int first = head.indexOf(start, end, (byte) '\n') + 1; // the first header line
+        if (first <= 0) {
+            return head;
         }
-        // everything up to the blank line that ends the head, then the identity, then the blank line
-        out.writeBytes(head, pos, end - 2 - pos);
+        boolean change = forward;
+        for (int line = first; !change && line < end - 2; ) {
+            int eol = head.indexOf(line, end, (byte) '\n');
+            if (eol < 0) {
+                break;
+            }
+            change = isIdentity(head, line, end) || isXfpHttp(head, line, eol);
+            line = eol + 1;
+        }
+        if (!change) {
+            return head;
+        }
+        ByteBuf out = alloc.directBuffer(head.readableBytes() + 1 + (forward ? header.length() + value.length() + 4 : 0));
+        out.writeBytes(head, start, first - start);
+        int line = first;
+        while (line < end - 2) {
+            int eol = head.indexOf(line, end, (byte) '\n');
+            if (eol < 0) {
+                break;
+            }
+            if (isXfpHttp(head, line, eol)) {
+                out.writeBytes(XFP_HTTPS);
+            } else if (!isIdentity(head, line, end)) {
+                out.writeBytes(head, line, eol + 1 - line);
+            }
+            line = eol + 1;
+        }
         if (forward) {
             out.writeBytes(headerBytes).writeByte(':').writeByte(' ');
             ByteBufUtil.writeUtf8(out, value);
@@ -88,20 +110,20 @@ public final class TlsRequests {
         return out;
     }
 
-    /** Index of the first header line at or after {@code from} (relative) named {@link #header}, or -1. */
-    private int findHeader(ByteBuf head, int from) {
-        int start = head.readerIndex();
-        int end = head.writerIndex();
-        int i = head.indexOf(start + Math.max(from, 0), end, (byte) '\n');
-        while (i >= 0 && i + 1 < end) {
-            int line = i + 1;
-            if (line + headerBytes.length < end && head.getByte(line + headerBytes.length) == ':'
-                    && regionMatches(head, line)) {
-                return line;
-            }
-            i = head.indexOf(line, end, (byte) '\n');
+    private boolean isIdentity(ByteBuf head, int line, int end) {
+        return line + headerBytes.length < end && head.getByte(line + headerBytes.length) == ':' && regionMatches(head, line);
+    }
+
+    private static boolean isXfpHttp(ByteBuf head, int line, int eol) {
+        if (eol + 1 - line != XFP_HTTP.length) {
+            return false;
         }
-        return -1;
+        for (int k = 0; k < XFP_HTTP.length; k++) {
+            if (head.getByte(line + k) != XFP_HTTP[k]) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private boolean regionMatches(ByteBuf b, int at) {
