@@ -59,6 +59,37 @@ class CertificateRotationIT {
     }
 
     @Test
+    void aConfigReloadSwapsTheCertificatesAndABadPairKeepsTheRunningOnes() throws Exception {
+        TestPki pki = TestPki.ca(dir, "reload");
+        TestPki.Leaf v1 = pki.leaf("r1", "r1.test", 5, "IP:127.0.0.1");
+        TestPki.Leaf v2 = pki.leaf("r2", "r2.test", 5, "IP:127.0.0.1");
+        try (TestBackend web = TestBackend.start()) {
+            java.util.function.Function<CertificateConfig, GatewayConfig> config = cert -> GatewayConfig.builder()
+                    .listeners(ListenerConfig.builder().name("web").routes(RouteConfig.to("c"))
+                            .tls(TlsConfig.builder().certificates(cert).watchFiles(false).build()).build())
+                    .clusters(ClusterConfig.of("c", List.of(new HostConfig("127.0.0.1", web.port(), 1))))
+                    .admin(AdminConfig.disabled()).transport(TransportConfig.builder().workerThreads(1).backlog(128).build())
+                    .drainTimeout(Duration.ofSeconds(2)).build();
+            Gateway gw = GatewayFixture.start(config.apply(CertificateConfig.pem(v1.chain().toString(), v1.key().toString())));
+            try {
+                gw.reload(config.apply(CertificateConfig.pem(v2.chain().toString(), v1.key().toString()))); // key of another cert
+                try (SSLSocket s = open(gw.port("web"), pki.caCert())) {
+                    assertThat(subject(s)).isEqualTo("CN=r1.test");
+                }
+                assertThat(gw.meterRegistry().find("sluice.tls.reloads").tags("outcome", "failure").counter().count())
+                        .isEqualTo(1);
+                gw.reload(config.apply(CertificateConfig.pem(v2.chain().toString(), v2.key().toString())));
+                try (SSLSocket s = open(gw.port("web"), pki.caCert())) {
+                    assertThat(subject(s)).isEqualTo("CN=r2.test");
+                    assertThat(exchange(s)).startsWith("HTTP/1.1 200");
+                }
+            } finally {
+                gw.shutdown().orTimeout(30, TimeUnit.SECONDS).join();
+            }
+        }
+    }
+
+    @Test
     void aSwappedSymlinkServesNewHandshakesTheNewCertificateAndOpenConnectionsKeepWorking() throws Exception {
         TestPki pki = TestPki.ca(dir, "k8s");
         TestPki.Leaf v1 = pki.leaf("v1", "v1.test", 5, "IP:127.0.0.1");
