@@ -19,9 +19,17 @@ public final class TlsProvider {
     private TlsProvider() {
     }
 
-    /** The provider server contexts are built with. */
+    /**
+     * The provider server contexts are built with. With the JDK provider, client-initiated
+     * renegotiation is refused JVM-wide ({@code jdk.tls.rejectClientInitiatedRenegotiation=true},
+     * unless already set; BoringSSL refuses it anyway): the JDK reads it once, before its first server
+     * handshake.
+     */
     public static SslProvider provider() {
         SslProvider p = OpenSsl.isAvailable() ? SslProvider.OPENSSL : SslProvider.JDK;
+        if (p == SslProvider.JDK && System.getProperty("jdk.tls.rejectClientInitiatedRenegotiation") == null) {
+            System.setProperty("jdk.tls.rejectClientInitiatedRenegotiation", "true");
+        }
         if (!logged) {
             logged = true;
             log.info("TLS provider: {}", describe());
