@@ -157,7 +157,7 @@ for key in $KEYS; do
         n=$(awk '/^requests:/ {print $8} /^Complete requests:/ {c = $3} /^Failed requests:/ {print c - $3}' "$raw" | head -1)
         n=${n:-0}
         cpu=$(awk -v a="$c0" -v b="$c1" -v hz="$HZ" 'BEGIN {printf "%.3f", (b - a) / hz}')
-        per=$(awk -v c="$cpu" -v n="$n" 'BEGIN {printf "%.1f", n > 0 ? c * 1e6 / n : 0}')
+        per=$(awk -v c="$cpu" -v n="$n" 'BEGIN {printf "%.1f", (n > 0 ? c * 1e6 / n : 0)}')
         secs=$(awk -v a="$s0" -v b="$s1" 'BEGIN {printf "%.2f", b - a}')
         printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$s" "$key" "$t" "$rep" "$n" "$secs" "$cpu" "$per" >>"$OUT/runs.tsv"
         log "$s $key $t rep $rep: $n requests succeeded in ${secs}s, proxy CPU ${cpu}s = ${per} µs/request"
