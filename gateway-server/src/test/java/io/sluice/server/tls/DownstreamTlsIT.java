@@ -52,6 +52,7 @@ class DownstreamTlsIT {
     static TestPki.Leaf wildcardCert;
     static TestPki.Leaf client;
     static TestPki.Leaf strangerClient;
+    static TestPki.Leaf expiredClient;
     static RecordingBackend backend;
     static Gateway gw;
 
@@ -63,6 +64,7 @@ class DownstreamTlsIT {
         wildcardCert = pki.rsaLeaf("wild", "wild.test", 10, "DNS:*.wild.test");
         client = pki.leaf("client", "client-a", 10, "DNS:client-a.test", "URI:spiffe://test/client-a");
         strangerClient = otherCa.leaf("stranger", "stranger", 10, "DNS:stranger.test");
+        expiredClient = pki.leaf("expired-client", "expired-client", -1, "DNS:expired.test");
         backend = new RecordingBackend();
         TlsConfig tls = TlsConfig.builder().certificates(
                         CertificateConfig.pem(defaultCert.chain().toString(), defaultCert.key().toString(), "gateway.test"),
@@ -241,6 +243,22 @@ class DownstreamTlsIT {
         assertThat(out).contains("Protocol  : TLSv1.2").contains("RENEGOTIATING");
         // refused: BoringSSL answers no_renegotiation (100), the JDK provider handshake_failure (40)
         assertThat(out).containsAnyOf("alert no renegotiation", "alert handshake failure");
+    }
+
+    @Test
+    void clientCertificatesFromAnUnknownCaOrExpiredAreRefusedAndCountedByReason() throws Exception {
+        double unknown = handshakes("mtls", "failure", "unknown_ca");
+        String out = sClient("mtls", "", "-cert", strangerClient.chain().toString(), "-key", strangerClient.key().toString(),
+                "-CAfile", pki.caCert().toString());
+        assertThat(out).doesNotContain("HTTP/1.1");
+        await().atMost(Duration.ofSeconds(5)).until(() -> handshakes("mtls", "failure", "unknown_ca") >= unknown + 1);
+        double expired = handshakes("mtls", "failure", "expired");
+        assertThatThrownBy(() -> get(client(expiredClient.clientContext(pki.caCert())), "mtls"))
+                .isInstanceOf(java.io.IOException.class);
+        await().atMost(Duration.ofSeconds(5)).failFast(() -> false).alias(String.valueOf(gw.meterRegistry()
+                .find("sluice.tls.handshakes").tags("listener", "mtls").counters().stream()
+                .map(c -> c.getId().getTag("reason") + "=" + c.count()).toList()))
+                .until(() -> handshakes("mtls", "failure", "expired") >= expired + 1);
     }
 
     @Test
