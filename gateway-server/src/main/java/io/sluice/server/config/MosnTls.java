@@ -40,6 +40,7 @@ final class MosnTls {
             }
         }
         List<CertificateConfig> certs = new ArrayList<>();
+        List<String> certPaths = new ArrayList<>();
         TlsConfig.Builder b = TlsConfig.builder().alpn(TlsConfigReader.defaultAlpn(protocol));
         boolean first = true;
         String path = null;
@@ -59,6 +60,7 @@ final class MosnTls {
             String sni = c.string("server_name", null);
             certs.add(ConfigLoader.build(c.path(), () -> new CertificateConfig(chainFile, keyFile, null, null,
                     sni == null || sni.isEmpty() ? List.of() : List.of(sni))));
+            certPaths.add(c.path());
             String ca = file(c, "ca_cert");
             boolean verify = c.bool("verify_client", false);
             boolean require = c.bool("require_client_cert", false);
@@ -104,8 +106,28 @@ final class MosnTls {
             return null;
         }
         TlsConfig tls = ConfigLoader.build(path, () -> b.certificates(certs).build());
-        TlsConfigReader.validate(tls, chain.path());
+        try {
+            io.sluice.server.tls.TlsSnapshot.validateFiles(tls);
+        } catch (ConfigException e) {
+            throw mosnPath(e, certPaths);
+        }
         return tls;
+    }
+
+    /** A file error of the native form ({@code tls.certificates[i].private_key}) at its MOSN path. */
+    private static ConfigException mosnPath(ConfigException e, List<String> certPaths) {
+        String p = e.path();
+        String at;
+        if (p.startsWith("tls.certificates[")) {
+            int end = p.indexOf(']');
+            int i = Integer.parseInt(p.substring("tls.certificates[".length(), end));
+            at = certPaths.get(i) + p.substring(end + 1);
+        } else if (p.equals("tls.client_ca")) {
+            at = certPaths.get(0) + ".ca_cert";
+        } else {
+            return e.under(certPaths.get(0));
+        }
+        return new ConfigException(at, e.value(), e.expected());
     }
 
     private static boolean falseOrEmpty(JsonNode v) {

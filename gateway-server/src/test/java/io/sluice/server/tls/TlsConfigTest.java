@@ -119,6 +119,7 @@ class TlsConfigTest {
                 + " \"private_key\": \"k\"}"), "m")).hasMessageContaining("tls_context.cert_chain").hasMessageContaining("inline PEM");
         assertThatThrownBy(() -> ConfigLoader.parse(mosn("{\"status\": true, \"cert_chain\": \"" + a.chain()
                 + "\", \"private_key\": \"" + b.key() + "\"}"), "m"))
-                .hasMessageContaining("$.servers[0].listeners[0].filter_chains[0].tls.certificates[0].private_key");
+                .hasMessageContaining("$.servers[0].listeners[0].filter_chains[0].tls_context.private_key: bad value \"" + b.key())
+                .hasMessageContaining("does not match");
     }
 }
