@@ -13,6 +13,7 @@ import io.sluice.core.time.Ticker;
 import io.sluice.lb.ClusterBalancer;
 import io.sluice.server.accesslog.AccessLog;
 import io.sluice.server.admin.AdminHandler;
+import io.sluice.server.tls.TlsAdmin;
 import io.sluice.server.admin.AdminServer;
 import io.sluice.server.metrics.GatewayMetrics;
 import io.sluice.server.policy.ratelimit.RateLimiter;
@@ -172,7 +173,8 @@ public final class Gateway implements AutoCloseable {
                         reloader::lastReload, this::configVersion, () -> startedNanos == 0 ? 0
                                 : TimeUnit.NANOSECONDS.toMillis(ticker.nanoTime() - startedNanos),
                         () -> config().admin().metrics()))
-                .withDiscovery(name -> clusters.discovery().status(name));
+                .withDiscovery(name -> clusters.discovery().status(name))
+                .certs(() -> TlsAdmin.json(listeners.tls()), () -> TlsAdmin.html(listeners.tls())); // TLS hook
     }
 
     /** The bound address of the admin API, or null when it is disabled. */

@@ -36,11 +36,12 @@ public final class AccessLog implements AutoCloseable, RequestLog {
     /** One finished request. {@code target} is "METHOD path" for HTTP, "service#method" for Bolt. */
     /** @param attempts upstream attempts (1 + retries) */
     public record Entry(long epochMillis, String listener, String protocol, String client, String target, int status,
-                        String outcome, String upstream, long bytesOut, long durationMicros, int attempts) {
+                        String outcome, String upstream, long bytesOut, long durationMicros, int attempts,
+                        String clientCert) {
 
         public Entry(long epochMillis, String listener, String protocol, String client, String target, int status,
                      String outcome, String upstream, long bytesOut, long durationMicros) {
-            this(epochMillis, listener, protocol, client, target, status, outcome, upstream, bytesOut, durationMicros, 1);
+            this(epochMillis, listener, protocol, client, target, status, outcome, upstream, bytesOut, durationMicros, 1, null);
         }
     }
 
@@ -88,7 +89,7 @@ public final class AccessLog implements AutoCloseable, RequestLog {
     @Override
     public void requestEnded(RequestEnd e) {
         log(new Entry(System.currentTimeMillis(), e.listener(), e.protocol(), e.client, e.target == null ? "-" : e.target,
-                e.status, e.outcome.tag(), e.upstream(), e.bytesOut, e.durationNanos / 1000, e.attempts));
+                e.status, e.outcome.tag(), e.upstream(), e.bytesOut, e.durationNanos / 1000, e.attempts, e.clientCert));
     }
 
     /** Queues an entry; never blocks. */
@@ -137,7 +138,11 @@ public final class AccessLog implements AutoCloseable, RequestLog {
             quote(sb, e.target()).append(",\"status\":").append(e.status()).append(",\"outcome\":\"").append(e.outcome())
                     .append("\",\"upstream\":");
             quote(sb, e.upstream()).append(",\"bytes_out\":").append(e.bytesOut()).append(",\"duration_us\":")
-                    .append(e.durationMicros()).append(",\"attempts\":").append(e.attempts()).append("}\n");
+                    .append(e.durationMicros()).append(",\"attempts\":").append(e.attempts());
+            if (e.clientCert() != null) { // TLS: the verified client certificate
+                quote(sb.append(",\"client_cert\":"), e.clientCert());
+            }
+            sb.append("}\n");
         } else {
             sb.append(Instant.ofEpochMilli(e.epochMillis())).append(' ').append(e.listener()).append(' ')
                     .append(e.protocol()).append(' ').append(e.client()).append(" \"").append(e.target()).append("\" ")
@@ -146,6 +151,9 @@ public final class AccessLog implements AutoCloseable, RequestLog {
                     .append(e.durationMicros()).append("us");
             if (e.attempts() > 1) {
                 sb.append(" attempts=").append(e.attempts()); // retried (resilience)
+            }
+            if (e.clientCert() != null) { // TLS: the verified client certificate
+                sb.append(" cert=\"").append(e.clientCert().replace("\"", "'")).append('"');
             }
             sb.append('\n');
         }

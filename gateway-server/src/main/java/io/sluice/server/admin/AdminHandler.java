@@ -64,6 +64,7 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
               GET  /healthz   200 while the process is up (liveness)
               GET  /clusters  clusters and hosts (JSON)
               GET  /config    the running config (JSON, native format)
+              GET  /certs     TLS provider and loaded certificates (JSON)
               POST /reload    re-read the config file and apply it
             """;
 
@@ -75,6 +76,9 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
     private final Supplier<GatewayConfig> config;
     private final Reloader reloader;
     private final Status status;
+    /** TLS hook: {@code GET /certs} JSON and the status page's certificate table (null: none). */
+    private Supplier<String> certsJson;
+    private Supplier<String> certsHtml;
 
     /** What the status page shows besides the clusters. Called on the admin thread; must not block. */
     public interface Status {
@@ -166,6 +170,13 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
         this.reloader = reloader;
     }
 
+    /** TLS hook: what {@code GET /certs} answers and the status page adds (each called on the admin thread). */
+    public AdminHandler certs(Supplier<String> json, Supplier<String> html) {
+        this.certsJson = json;
+        this.certsHtml = html;
+        return this;
+    }
+
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
         if (!req.decoderResult().isSuccess()) {
@@ -186,8 +197,15 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
             return;
         }
         switch (path) {
-            case "/", "" -> send(ctx, req, HttpResponseStatus.OK, "text/html; charset=utf-8",
-                    StatusPage.render(clusters.get(), status, ready.getAsBoolean()));
+            case "/", "" -> {
+                String page = StatusPage.render(clusters.get(), status, ready.getAsBoolean());
+                if (certsHtml != null) { // TLS hook
+                    page = page.replace("</body>", certsHtml.get() + "</body>");
+                }
+                send(ctx, req, HttpResponseStatus.OK, "text/html; charset=utf-8", page);
+            }
+            case "/certs" -> send(ctx, req, HttpResponseStatus.OK, "application/json", // TLS hook
+                    certsJson == null ? "{\"listeners\":[]}\n" : certsJson.get());
             case "/metrics" -> {
                 if (status != null && !status.metricsOn()) {
                     send(ctx, req, HttpResponseStatus.NOT_FOUND, "text/plain",

@@ -28,6 +28,8 @@ public final class RequestEnd {
     public Host host;
     /** The client's address as text (filled only while the access log is on). */
     public String client;
+    /** The verified TLS client identity (access log; set with {@link #client}), or null. */
+    public String clientCert;
     /** "METHOD target" for HTTP, "service#method" for Bolt (filled only while the access log is on), or null. */
     public String target;
     /** Response body bytes sent to the client (HTTP). */

@@ -9,6 +9,11 @@ package io.sluice.server.channel;
  * downstream Bolt:      [meter →] bolt-decoder → bolt-proxy
  * downstream auto:      [meter →] protocol-detector   (replaced by the HTTP or Bolt handlers after
  *                                                       the meter once the first byte arrives)
+ * downstream TLS:       [meter →] sni → tls-handshake → (the protocol's handlers, as above)
+ *                       (at the ClientHello, sni replaces itself with the chosen certificate's
+ *                        SslHandler, which Netty names after its class)
+ * downstream auto+TLS:  [meter →] protocol-detector → (first byte 0x16) sni → tls-handshake →
+ *                       protocol-detector (inside TLS) → HTTP or Bolt handlers
  * closing (any protocol, after the gateway's error answer):
  *                       [meter →] linger → …          (reads and discards until the close)
  * upstream HTTP/1.1:    [upstream-meter →] http-upstream-decoder → http-upstream
@@ -25,6 +30,14 @@ public final class SluicePipeline {
     public static final String METER = "meter";
     /** Downstream, auto listeners: {@code ProtocolDetector}, until the first byte. */
     public static final String PROTOCOL_DETECTOR = "protocol-detector";
+
+    /** Downstream TLS: Netty's {@code SniHandler}, replaced by the {@code SslHandler} of the chosen certificate. */
+    public static final String SNI = "sni";
+    /** Downstream TLS: {@code TlsConnectionHandler} (handshake timeout, outcome, client identity), after the SSL handler. */
+    public static final String TLS_HANDSHAKE = "tls-handshake";
+
+    /** Downstream auto+TLS: the {@code ProtocolDetector} inside TLS, after {@link #TLS_HANDSHAKE}. */
+    public static final String TLS_PROTOCOL_DETECTOR = "tls-protocol-detector";
 
     /** Downstream, while closing after an error answer: {@code LingeringCloseHandler}, right after the meter. */
     public static final String LINGER = "linger";

@@ -80,6 +80,9 @@ public final class ConfigJson {
     private static void listener(ObjectNode o, ListenerConfig l) {
         o.put("name", l.name()).put("protocol", l.protocol().jsonName()).put("address", l.address()).put("port", l.port())
                 .put("max_connections", l.maxConnections()).put("max_connections_per_client", l.maxConnectionsPerClient());
+        if (l.tls() != null) {
+            TlsConfigReader.render(o.putObject("tls"), l.tls());
+        }
         ArrayNode routes = o.putArray("routes");
         for (RouteConfig r : l.routes()) {
             route(routes.addObject(), r);

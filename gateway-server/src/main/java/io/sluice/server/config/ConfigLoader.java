@@ -23,6 +23,7 @@ import io.sluice.core.config.HostConfig;
 import io.sluice.core.config.HttpOptions;
 import io.sluice.core.config.LbPolicy;
 import io.sluice.core.config.ListenerConfig;
+import io.sluice.core.config.TlsConfig;
 import io.sluice.core.config.OutlierConfig;
 import io.sluice.core.config.PathOptions;
 import io.sluice.core.config.PoolConfig;
@@ -173,9 +174,10 @@ public final class ConfigLoader {
         BoltOptions bolt = boltOptions(o.object("bolt"));
         int maxConnections = o.integer("max_connections", ListenerConfig.DEFAULT_MAX_CONNECTIONS);
         int perClient = o.integer("max_connections_per_client", ListenerConfig.DEFAULT_MAX_CONNECTIONS_PER_CLIENT);
+        TlsConfig tls = TlsConfigReader.read(o.object("tls"), protocol);
         o.finish();
         return build(o.path(), () -> new ListenerConfig(name, protocol, address, port, routes, http, bolt,
-                maxConnections, perClient));
+                maxConnections, perClient, tls));
     }
 
     private static HttpOptions httpOptions(JsonObject o) {

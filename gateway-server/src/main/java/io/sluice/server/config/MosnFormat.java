@@ -13,6 +13,7 @@ import io.sluice.core.config.HostConfig;
 import io.sluice.core.config.HttpOptions;
 import io.sluice.core.config.LbPolicy;
 import io.sluice.core.config.ListenerConfig;
+import io.sluice.core.config.TlsConfig;
 import io.sluice.core.config.PoolConfig;
 import io.sluice.core.config.Protocol;
 import io.sluice.core.config.RetryPolicyConfig;
@@ -135,8 +136,6 @@ final class MosnFormat {
     /** A MOSN {@code tls_context} that turns TLS off ({@code "status": false}) or is empty. */
     private static final Predicate<JsonNode> NO_TLS = v -> EMPTY.test(v)
             || v.isObject() && v.path("status").isBoolean() && !v.path("status").asBoolean();
-    private static final String TLS_DOWNSTREAM = "no TLS (\"status\": false): TLS is not supported yet, and this"
-            + " listener would serve plain text";
 
     private static List<RouteConfig> virtualHost(JsonObject vh, List<String> warnings) {
         String vhName = vh.string("name", null);
@@ -228,7 +227,8 @@ final class MosnFormat {
         int port = address.endsWith(":0") ? 0 : bind.port();
         o.rejectUnless("bind_port", v -> v.isBoolean() && v.asBoolean(), "true: the gateway binds every listener");
         o.rejectUnless("use_original_dst", FALSE, "false: original-destination listeners are not supported");
-        o.rejectUnless("inspector", FALSE, "false: TLS is not supported yet");
+        o.rejectUnless("inspector", FALSE, "false: TLS detection with a plain-text fallback is an auto listener's"
+                + " tls.allow_plaintext in the native format");
         o.rejectUnless("network", v -> v.isTextual() && (v.asText().isEmpty() || v.asText().equalsIgnoreCase("tcp")),
                 "\"tcp\"");
         o.rejectUnless("stream_filters", EMPTY, "nothing here: stream filters are not supported (a filter such as"
@@ -238,11 +238,12 @@ final class MosnFormat {
         Duration idle = o.duration("connection_idle_timeout", null);
         Protocol[] protocol = {Protocol.HTTP};
         String[] router = {null};
+        JsonObject[] tlsChain = {null};
         o.array("filter_chains", (cn, cp) -> {
             JsonObject chain = JsonObject.of(cn, cp);
             chain.rejectUnless("match", EMPTY, "nothing here: filter-chain matching is not supported");
-            chain.rejectUnless("tls_context", NO_TLS, TLS_DOWNSTREAM);
-            chain.rejectUnless("tls_context_set", v -> EMPTY.test(v) || v.isArray() && allNoTls(v), TLS_DOWNSTREAM);
+            tlsChain[0] = JsonObject.of(cn, cp); // tls_context(_set): read by MosnTls once the protocol is known
+            chain.ignore("tls_context", "tls_context_set");
             chain.array("filters", (fn, fp) -> {
                 JsonObject f = JsonObject.of(fn, fp);
                 String type = f.requiredString("type");
@@ -306,7 +307,9 @@ final class MosnFormat {
         }
         HttpOptions http = idle == null ? HttpOptions.defaults() : HttpOptions.builder().idleTimeout(idle).build();
         BoltOptions bolt = idle == null ? BoltOptions.defaults() : BoltOptions.builder().idleTimeout(idle).build();
-        return build(o.path(), () -> new ListenerConfig(name, protocol[0], bind.host(), port, forProtocol, http, bolt));
+        TlsConfig tls = tlsChain[0] == null ? null : MosnListenerTls.read(tlsChain[0], protocol[0]);
+        return build(o.path(), () -> new ListenerConfig(name, protocol[0], bind.host(), port, forProtocol, http, bolt,
+                ListenerConfig.DEFAULT_MAX_CONNECTIONS, ListenerConfig.DEFAULT_MAX_CONNECTIONS_PER_CLIENT, tls));
     }
 
     /** A MOSN protocol name as this gateway's protocol, or null when it is not supported. */

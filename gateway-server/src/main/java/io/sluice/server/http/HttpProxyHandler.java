@@ -24,6 +24,7 @@ import io.sluice.server.channel.ConnectionTimer;
 import io.sluice.server.channel.DrainEvent;
 import io.sluice.server.channel.LingeringCloseHandler;
 import io.sluice.server.channel.RequestEnd;
+import io.sluice.server.tls.TlsRequests;
 import io.sluice.server.metrics.ClusterMetrics;
 import io.sluice.server.metrics.RequestOutcome;
 import io.sluice.server.policy.breaker.CircuitBreaker;
@@ -73,6 +74,9 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
     private final ArrayDeque<Object> queue = new ArrayDeque<>(4);
     /** The client's address and trust, worked out once per connection. */
     private ClientPeer peer;
+    /** TLS hook: the connection's client-identity rules, looked up at the first request (after the handshake). */
+    private TlsRequests tlsRequests;
+    private boolean tlsLooked;
 
     // timers (nanos from the scheduler's ticker; 0 = not set)
     private ConnectionTimer timer;
@@ -300,6 +304,15 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         }
     }
 
+    /** TLS hook: the connection's {@link TlsRequests}, null on cleartext connections. */
+    private TlsRequests tlsRequests() {
+        if (!tlsLooked) {
+            tlsLooked = true;
+            tlsRequests = TlsRequests.of(ctx.channel());
+        }
+        return tlsRequests;
+    }
+
     private void onRequestHead(HttpHead req) {
         beginExchange();
         ex.request = req;
@@ -320,8 +333,9 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         }
         RouteTable table = lc.routes();
         String path = table.usesPath() ? req.path() : null;
+        TlsRequests tls = tlsRequests(); // TLS hook: null on cleartext connections
         ex.route = table.routeHttp(table.usesHost() ? ProxyHeads.hostWithoutPort(authority) : null, path, ex.method,
-                req::header);
+                tls == null ? req::header : tls.headers(req::header));
         if (ex.route == null) {
             respondError(HttpResponseStatus.NOT_FOUND, "no route for " + ex.method + " " + req.path()
                     + (authority == null ? "" : " on host " + authority), RequestOutcome.NO_ROUTE, false);
@@ -422,6 +436,10 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         boolean xf = ex.options.xForwarded();
         ByteBuf head = ProxyHeads.requestHead(ctx.alloc(), req, rewritten, hostOverride, xf ? peer.ip() : null,
                 xf && peer.trusted(ex.options), req.expectsContinue());
+        TlsRequests tls = tlsRequests();
+        if (tls != null) {
+            head = tls.rewrite(ctx.alloc(), head); // TLS hook: the client identity header
+        }
         RetryPolicy p = retry.policy(); // ---- resilience: x-sluice-attempt
         if (p != null && (retry.attempt() > 1 || p.includeAttemptCount())) {
             head = AttemptHeader.add(ctx.alloc(), head, retry.attempt());
@@ -901,6 +919,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         }
         if (lc.accessLog() != null) {
             e.client = peer.ip();
+            e.clientCert = tlsRequests == null ? null : tlsRequests.identity(); // TLS hook
             e.target = ex.request == null ? "-" : ex.method + " " + ex.request.target();
         }
         releaseRequest();

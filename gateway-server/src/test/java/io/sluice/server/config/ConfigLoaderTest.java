@@ -346,8 +346,11 @@ class ConfigLoaderTest {
         assertThat(ConfigLoader.parse(MOSN, "m.json").warnings()).isEmpty();
         String[][] cases = {
                 {CHAIN, "\"tls_context\": {\"status\": true, \"cert_chain\": \"c.pem\"}",
-                        "$.servers[0].listeners[0].filter_chains[0].tls_context: bad value \"{\"status\":true", "plain text"},
-                {CHAIN, "\"tls_context_set\": [{\"status\": true}]", "$.servers[0].listeners[0].filter_chains[0].tls_context_set:", "plain text"},
+                        "$.servers[0].listeners[0].filter_chains[0].tls_context.private_key: missing", "non-empty"},
+                {CHAIN, "\"tls_context_set\": [{\"status\": true}]",
+                        "$.servers[0].listeners[0].filter_chains[0].tls_context_set[0].cert_chain:", "PEM"},
+                {CHAIN, "\"tls_context\": {\"status\": true, \"cert_chain\": \"c.pem\", \"private_key\": \"k.pem\", \"fall_back\": true}",
+                        "$.servers[0].listeners[0].filter_chains[0].tls_context.fall_back:", "plain text"},
                 {LISTENER, "\"inspector\": true", "$.servers[0].listeners[0].inspector: bad value \"true\"", "TLS"},
                 {LISTENER, "\"stream_filters\": [{\"type\": \"fault\"}]", "$.servers[0].listeners[0].stream_filters:", "would silently not run"},
                 {LISTENER, "\"bind_port\": false", "$.servers[0].listeners[0].bind_port: bad value \"false\"", "true"},
