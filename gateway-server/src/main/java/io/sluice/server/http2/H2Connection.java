@@ -1,0 +1,125 @@
+package io.sluice.server.http2;
+
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.http2.DefaultHttp2WindowUpdateFrame;
+import io.netty.handler.codec.http2.Http2GoAwayFrame;
+import io.netty.util.ReferenceCountUtil;
+import io.sluice.core.config.HttpOptions;
+import io.sluice.core.time.Scheduler;
+import io.sluice.server.channel.ConnectionTimer;
+import io.sluice.server.channel.DrainEvent;
+import io.sluice.server.http.HttpListenerContext;
+import io.sluice.server.http.HttpUpstreamPool;
+
+import java.net.InetSocketAddress;
+
+/**
+ * Downstream HTTP/2 connection, {@code h2-connection}: the last handler of the connection's own
+ * pipeline ({@code [meter →] h2-codec → h2-multiplex → h2-connection}). What every stream of the
+ * connection shares (the listener, the upstream pool and scheduler of its event loop, the client's
+ * address), the connection's idle timeout (no stream for {@code idle_timeout} → GOAWAY and close),
+ * drain (GOAWAY NO_ERROR; streams in flight finish, then the connection closes), and the closed
+ * counter. Connection-level frames the codec passes up (SETTINGS, PING, GOAWAY) are released here.
+ */
+final class H2Connection extends ChannelInboundHandlerAdapter {
+
+    private static final int DEFAULT_WINDOW = 65_535;
+
+    final HttpListenerContext lc;
+    HttpUpstreamPool pool;
+    Scheduler scheduler;
+    private ChannelHandlerContext ctx;
+    private ConnectionTimer idle;
+    private int activeStreams;
+    private long idleSince;
+    private String clientIp;
+    private byte[] clientAddress;
+    private boolean closed;
+
+    H2Connection(HttpListenerContext lc) {
+        this.lc = lc;
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        this.ctx = ctx;
+        this.pool = lc.pool(ctx.executor());
+        this.scheduler = lc.scheduler(ctx.executor());
+        this.idle = new ConnectionTimer(scheduler, this::onIdleTimer);
+        if (ctx.channel().remoteAddress() instanceof InetSocketAddress a && a.getAddress() != null) {
+            clientIp = a.getAddress().getHostAddress();
+            clientAddress = a.getAddress().getAddress();
+        }
+        idleSince = idle.now();
+        idle.arm(idleSince + lc.options().idleTimeout().toNanos());
+        int window = lc.options().http2().connectionWindowSize();
+        if (window > DEFAULT_WINDOW) { // the connection window grows by a WINDOW_UPDATE on stream 0
+            ctx.writeAndFlush(new DefaultHttp2WindowUpdateFrame(window - DEFAULT_WINDOW), ctx.voidPromise());
+        }
+        if (lc.draining()) {
+            ctx.channel().close();
+        }
+    }
+
+    String clientIp() {
+        return clientIp;
+    }
+
+    boolean trusted(HttpOptions o) {
+        return clientAddress != null && o.trusts(clientAddress);
+    }
+
+    void streamStarted() {
+        activeStreams++;
+    }
+
+    void streamEnded() {
+        if (--activeStreams == 0 && !closed) {
+            idleSince = idle.now();
+            idle.arm(idleSince + lc.options().idleTimeout().toNanos());
+        }
+    }
+
+    private void onIdleTimer() {
+        if (closed) {
+            return;
+        }
+        long due = idleSince + lc.options().idleTimeout().toNanos();
+        if (activeStreams == 0 && idle.now() - due >= 0) {
+            ctx.channel().close(); // GOAWAY NO_ERROR, then close
+            return;
+        }
+        idle.arm(activeStreams == 0 ? due : idle.now() + lc.options().idleTimeout().toNanos());
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (msg instanceof Http2GoAwayFrame) {
+            // the client goes away: streams it started finish, it starts no more
+        }
+        ReferenceCountUtil.release(msg);
+    }
+
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+        if (evt == DrainEvent.INSTANCE) {
+            // GOAWAY(last stream, NO_ERROR); the codec closes once the streams in flight are done
+            ctx.channel().close();
+            return;
+        }
+        ReferenceCountUtil.release(evt);
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        ctx.close();
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        closed = true;
+        idle.cancel();
+        lc.metrics().connectionClosed();
+    }
+}
