@@ -3,6 +3,7 @@ package io.sluice.server.http2;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.http2.DefaultHttp2WindowUpdateFrame;
+import io.netty.handler.codec.http2.Http2CodecUtil;
 import io.netty.handler.codec.http2.Http2GoAwayFrame;
 import io.netty.util.ReferenceCountUtil;
 import io.sluice.core.config.HttpOptions;
@@ -36,6 +37,9 @@ final class H2Connection extends ChannelInboundHandlerAdapter {
     private String clientIp;
     private byte[] clientAddress;
     private boolean closed;
+    private boolean unwritable;
+    private long hardCloseAt;
+    private long unwritableSince;
 
     H2Connection(HttpListenerContext lc) {
         this.lc = lc;
@@ -81,9 +85,55 @@ final class H2Connection extends ChannelInboundHandlerAdapter {
         }
     }
 
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+        boolean writable = ctx.channel().isWritable();
+        if (!writable && !unwritable && !closed) {
+            unwritable = true;
+            unwritableSince = idle.now();
+            idle.arm(unwritableSince + lc.options().writeTimeout().toNanos());
+        } else if (writable) {
+            unwritable = false;
+        }
+        ctx.fireChannelWritabilityChanged();
+    }
+
+    /**
+     * The codec sent GOAWAY with an error (a limit or a protocol error): the socket closes once it
+     * is written, or after {@code write_timeout} if the client does not read it (a flood's sender
+     * rarely does), so an attacker cannot hold the connection open.
+     */
+    void onGoAwaySent(long errorCode) {
+        if (errorCode != 0 && !closed && hardCloseAt == 0) {
+            hardCloseAt = idle.now() + lc.options().writeTimeout().toNanos();
+            idle.arm(hardCloseAt);
+            ctx.channel().config().setAutoRead(false); // read no more of what a misbehaving client sends
+        }
+    }
+
     private void onIdleTimer() {
         if (closed) {
             return;
+        }
+        if (hardCloseAt != 0) {
+            if (idle.now() - hardCloseAt >= 0) {
+                closed = true;
+                ctx.pipeline().firstContext().close();
+                return;
+            }
+            idle.arm(hardCloseAt);
+        }
+        if (unwritable) {
+            long writeDue = unwritableSince + lc.options().writeTimeout().toNanos();
+            if (idle.now() - writeDue >= 0) {
+                // The client reads nothing (a zero window on the whole connection, or a flood of
+                // frames it makes us answer): a GOAWAY could never be written, so close the socket.
+                lc.metrics().writeTimedOut();
+                closed = true;
+                ctx.pipeline().firstContext().close();
+                return;
+            }
+            idle.arm(writeDue);
         }
         long due = idleSince + lc.options().idleTimeout().toNanos();
         if (activeStreams == 0 && idle.now() - due >= 0) {
@@ -113,7 +163,10 @@ final class H2Connection extends ChannelInboundHandlerAdapter {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        ctx.close();
+        if (Http2CodecUtil.getEmbeddedHttp2Exception(cause) != null) {
+            return; // a protocol error: the codec answers it (GOAWAY with its code) and closes
+        }
+        ctx.close(); // I/O errors (resets)
     }
 
     @Override

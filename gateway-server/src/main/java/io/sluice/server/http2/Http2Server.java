@@ -4,6 +4,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelPipeline;
+import io.netty.handler.codec.http2.Http2ConnectionAdapter;
 import io.netty.handler.codec.http2.Http2FrameCodec;
 import io.netty.handler.codec.http2.Http2FrameCodecBuilder;
 import io.netty.handler.codec.http2.Http2MultiplexHandler;
@@ -49,6 +50,12 @@ public final class Http2Server {
         }
         Http2FrameCodec codec = codec(lc.options().http2(), lc.options().drainGrace().toMillis());
         H2Connection conn = new H2Connection(lc);
+        codec.connection().addListener(new Http2ConnectionAdapter() {
+            @Override
+            public void onGoAwaySent(int lastStreamId, long errorCode, io.netty.buffer.ByteBuf debugData) {
+                conn.onGoAwaySent(errorCode);
+            }
+        });
         ChannelHandler streams = new ChannelInitializer<Http2StreamChannel>() {
             @Override
             protected void initChannel(Http2StreamChannel c) {

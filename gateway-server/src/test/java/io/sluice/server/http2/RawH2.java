@@ -37,12 +37,23 @@ final class RawH2 implements AutoCloseable {
         }
     }
 
+    private final io.netty.handler.codec.http2.DefaultHttp2HeadersDecoder hpack =
+            new io.netty.handler.codec.http2.DefaultHttp2HeadersDecoder(false);
     private final Socket socket;
     private final OutputStream out;
     private final DataInputStream in;
 
     RawH2(int port) throws IOException {
-        socket = new Socket(InetAddress.getLoopbackAddress(), port);
+        this(port, 0);
+    }
+
+    /** @param receiveBuffer the socket's receive buffer (0: the system's) */
+    RawH2(int port, int receiveBuffer) throws IOException {
+        socket = new Socket();
+        if (receiveBuffer > 0) {
+            socket.setReceiveBufferSize(receiveBuffer);
+        }
+        socket.connect(new java.net.InetSocketAddress(InetAddress.getLoopbackAddress(), port));
         socket.setSoTimeout(10_000);
         socket.setTcpNoDelay(true);
         out = socket.getOutputStream();
@@ -124,7 +135,25 @@ final class RawH2 implements AutoCloseable {
         byte[] p = new byte[len];
         in.readFully(p);
         int stream = ((h[5] & 0x7F) << 24) | ((h[6] & 0xFF) << 16) | ((h[7] & 0xFF) << 8) | (h[8] & 0xFF);
-        return new Frame(h[3] & 0xFF, h[4] & 0xFF, stream, p);
+        Frame f = new Frame(h[3] & 0xFF, h[4] & 0xFF, stream, p);
+        if (f.type() == HEADERS) {
+            decoded = decode(p);
+        }
+        return f;
+    }
+
+    /** The header list of the last HEADERS frame read (the server's blocks are decoded in order). */
+    io.netty.handler.codec.http2.Http2Headers decoded;
+
+    private io.netty.handler.codec.http2.Http2Headers decode(byte[] block) throws IOException {
+        io.netty.buffer.ByteBuf b = io.sluice.codec.testing.Bufs.copied(block);
+        try {
+            return hpack.decodeHeaders(0, b);
+        } catch (io.netty.handler.codec.http2.Http2Exception e) {
+            throw new IOException(e);
+        } finally {
+            b.release();
+        }
     }
 
     /** Reads until a frame of {@code type} (on {@code stream}, or any stream when negative) arrives; null if the connection ends first. */
