@@ -399,6 +399,7 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
         }
         state = State.DONE;
         abortUpstream(null);
+        drainReads();
         releaseQueue();
         finish(RequestOutcome.CLIENT_CLOSED, responseStarted ? status : 0);
     }
@@ -555,6 +556,7 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
         }
         cluster.onOutcome(host, status >= 500 ? Outcome.SERVER_ERROR : Outcome.SUCCESS);
         state = State.DONE;
+        drainReads();
         ctx.flush();
         if (!requestComplete) {
             // answered before the request ended (RFC 9113 §8.1): the rest of it is not wanted
@@ -664,6 +666,7 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
      */
     private void respondError(int code, String reason, RequestOutcome outcome) {
         state = State.DONE;
+        drainReads();
         releaseQueue();
         releaseHead();
         Http2Headers h = new DefaultHttp2Headers();
@@ -690,6 +693,7 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
     /** The response started and cannot be finished: RST_STREAM so it does not look complete. */
     private void resetStream(RequestOutcome outcome) {
         state = State.DONE;
+        drainReads();
         releaseQueue();
         finish(outcome, status);
         ctx.writeAndFlush(new DefaultHttp2ResetFrame(outcome == RequestOutcome.UPSTREAM_TIMEOUT
@@ -718,6 +722,13 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
         }
         lc.requestEnded(e);
         conn.streamEnded();
+    }
+
+    /** Done with the stream: read (and release) whatever the client still sends on it. */
+    private void drainReads() {
+        if (!ctx.channel().config().isAutoRead()) {
+            ctx.channel().config().setAutoRead(true);
+        }
     }
 
     private void releaseHead() {

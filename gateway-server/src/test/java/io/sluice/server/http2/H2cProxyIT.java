@@ -209,6 +209,31 @@ class H2cProxyIT {
         }
     }
 
+    @Test
+    void grpcJavaClientSeesTheGatewaysErrorsAsStatusCodes() throws Exception {
+        io.grpc.ManagedChannel ch = io.grpc.Grpc.newChannelBuilderForAddress("127.0.0.1", port,
+                io.grpc.InsecureChannelCredentials.create()).build();
+        try {
+            assertThat(callStatus(ch, "pkg.Nope/Call", 5_000)).isEqualTo(io.grpc.Status.Code.UNIMPLEMENTED);
+            assertThat(callStatus(ch, "dead.Svc/Call", 5_000)).isEqualTo(io.grpc.Status.Code.UNAVAILABLE);
+            assertThat(callStatus(ch, "slow.Svc/Call", 300)).isEqualTo(io.grpc.Status.Code.DEADLINE_EXCEEDED);
+        } finally {
+            ch.shutdownNow().awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
+        }
+    }
+
+    /** A unary call of {@code fullMethod} with a byte[] payload; the status it ended with. */
+    static io.grpc.Status.Code callStatus(io.grpc.Channel ch, String fullMethod, long deadlineMillis) {
+        try {
+            io.grpc.stub.ClientCalls.blockingUnaryCall(ch, GrpcBytes.unary(fullMethod),
+                    io.grpc.CallOptions.DEFAULT.withDeadlineAfter(deadlineMillis, java.util.concurrent.TimeUnit.MILLISECONDS),
+                    new byte[] {1, 2, 3});
+            return io.grpc.Status.Code.OK;
+        } catch (io.grpc.StatusRuntimeException e) {
+            return e.getStatus().getCode();
+        }
+    }
+
     private static Http2Headers grpc(String path) {
         return H2TestClient.post(path).set("content-type", "application/grpc").set("te", "trailers");
     }
