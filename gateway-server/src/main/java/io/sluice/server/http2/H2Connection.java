@@ -57,6 +57,7 @@ final class H2Connection extends ChannelInboundHandlerAdapter {
         }
         idleSince = idle.now();
         idle.arm(idleSince + lc.options().idleTimeout().toNanos());
+        lc.metrics().http2ConnectionOpened();
         int window = lc.options().http2().connectionWindowSize();
         if (window > DEFAULT_WINDOW) { // the connection window grows by a WINDOW_UPDATE on stream 0
             ctx.writeAndFlush(new DefaultHttp2WindowUpdateFrame(window - DEFAULT_WINDOW), ctx.voidPromise());
@@ -75,6 +76,7 @@ final class H2Connection extends ChannelInboundHandlerAdapter {
     }
 
     void streamStarted() {
+        lc.metrics().http2StreamStarted();
         activeStreams++;
     }
 
@@ -105,6 +107,7 @@ final class H2Connection extends ChannelInboundHandlerAdapter {
      */
     void onGoAwaySent(long errorCode) {
         if (errorCode != 0 && !closed && hardCloseAt == 0) {
+            lc.metrics().http2GoAwayError();
             hardCloseAt = idle.now() + lc.options().writeTimeout().toNanos();
             idle.arm(hardCloseAt);
             ctx.channel().config().setAutoRead(false); // read no more of what a misbehaving client sends

@@ -79,6 +79,8 @@ class H2LimitsIT {
             assertThat(g.errorCode()).isEqualTo(ENHANCE_YOUR_CALM);
             assertThat(c.closedByPeer()).isTrue();
         }
+        assertThat(gw.meterRegistry().get("sluice.http2.goaway_errors").tag("listener", "web").counter().count())
+                .isGreaterThanOrEqualTo(1);
         othersUnaffected();
     }
 
