@@ -104,6 +104,8 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
     private long callDeadline;
     private boolean unwritable;
     private long unwritableSince;
+    /** While the request body is incomplete: when its last DATA arrived (or reads resumed); 0 = not waiting. */
+    private long lastBodyAt;
 
     H2StreamProxy(H2Connection conn) {
         this.conn = conn;
@@ -196,6 +198,10 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
         lc.metrics().requestStarted();
         options = lc.options();
         requestComplete = endStream;
+        if (!endStream) { // request_body_timeout: no DATA for that long while the gateway reads → 408
+            lastBodyAt = start;
+            timer.arm(start + options.requestBodyTimeout().toNanos());
+        }
         grpc = Grpc.isGrpc(h.get("content-type"));
         CharSequence m = h.method();
         CharSequence p = h.path();
@@ -336,6 +342,7 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
                 }
                 ByteBuf content = d.content();
                 int n = content.readableBytes();
+                lastBodyAt = ticker.nanoTime();
                 bodyBytes += n;
                 long max = options.maxRequestBodyBytes();
                 if (max > 0 && bodyBytes > max) {
@@ -386,6 +393,7 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
 
     private void requestDone() {
         requestComplete = true;
+        lastBodyAt = 0;
         if (!responseStarted) {
             responseDeadline = ticker.nanoTime() + route.timeoutNanos();
             timer.arm(responseDeadline);
@@ -455,7 +463,7 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
         }
         if (upstream != null) {
             upstream.flush();
-            ctx.channel().config().setAutoRead(upstream.isWritable());
+            setClientRead(upstream.isWritable());
         }
     }
 
@@ -467,7 +475,7 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
         upstreamHandler.owner(this);
         upstreamHandler.dechunk(true); // DATA frames carry the payload only
         ch.config().setAutoRead(ctx.channel().isWritable());
-        ctx.channel().config().setAutoRead(ch.isWritable());
+        setClientRead(ch.isWritable());
     }
 
     private Channel detachUpstream() {
@@ -578,7 +586,7 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
     public void onUpstreamWritabilityChanged() {
         Channel up = upstream;
         if (up != null && state == State.PROXYING) {
-            ctx.channel().config().setAutoRead(up.isWritable());
+            setClientRead(up.isWritable());
         }
     }
 
@@ -620,6 +628,20 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
                 return;
             }
             next = due;
+        }
+        if (lastBodyAt != 0 && !requestComplete && ctx.channel().config().isAutoRead()) {
+            long due = lastBodyAt + options().requestBodyTimeout().toNanos();
+            if (now - due >= 0) {
+                abortUpstream(null); // cut off mid-request; the upstream is not at fault
+                if (responseStarted) {
+                    resetStream(RequestOutcome.BODY_TIMEOUT);
+                } else {
+                    respondError(408, "request body: no DATA received for " + options().requestBodyTimeout().toMillis()
+                            + " ms", RequestOutcome.BODY_TIMEOUT);
+                }
+                return;
+            }
+            next = Math.min(next, due);
         }
         if (callDeadline != 0) {
             if (now - callDeadline >= 0) {
@@ -722,6 +744,16 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
         }
         lc.requestEnded(e);
         conn.streamEnded();
+    }
+
+    /** Reads the client's DATA (so returns it window) or not; the body timeout counts only while reading. */
+    private void setClientRead(boolean on) {
+        if (ctx.channel().config().isAutoRead() != on) {
+            ctx.channel().config().setAutoRead(on);
+            if (on && lastBodyAt != 0) {
+                lastBodyAt = ticker.nanoTime();
+            }
+        }
     }
 
     /** Done with the stream: read (and release) whatever the client still sends on it. */

@@ -43,7 +43,8 @@ class H2LimitsIT {
         backend = TestBackend.start();
         Http2Options h2 = Http2Options.builder().maxConcurrentStreams(5).maxRstFramesPerWindow(20)
                 .maxQueuedControlFrames(200).maxHeaderListSize(4096).build();
-        HttpOptions http = HttpOptions.builder().writeTimeout(Duration.ofMillis(400)).http2(h2).build();
+        HttpOptions http = HttpOptions.builder().writeTimeout(Duration.ofMillis(400))
+                .requestBodyTimeout(Duration.ofMillis(500)).http2(h2).build();
         ClusterConfig c = ClusterConfig.of("c", List.of(new HostConfig("127.0.0.1", backend.port(), 1)));
         ListenerConfig l = ListenerConfig.builder().name("web").http(http).routes(RouteConfig.to("c")).build();
         gw = GatewayFixture.start(GatewayConfig.builder().listeners(l).clusters(c).admin(AdminConfig.disabled())
@@ -173,6 +174,21 @@ class H2LimitsIT {
             c.headers(13, true, RawH2.get("/x"));
             assertThat(c.await(RawH2.HEADERS, 13)).isNotNull();
             assertThat(c.decoded.status().toString()).isEqualTo("200");
+        }
+    }
+
+    @Test
+    void aStreamWhoseBodyStopsIsAnswered408AfterTheBodyTimeout() throws Exception {
+        try (RawH2 c = new RawH2(port)) {
+            c.frame(RawH2.HEADERS, RawH2.END_HEADERS, 1, RawH2.block(":method", "POST", ":scheme", "http",
+                    ":authority", "localhost", ":path", "/count"));
+            c.frame(RawH2.DATA, 0, 1, new byte[100]);
+            c.flush();
+            long t0 = System.nanoTime();
+            assertThat(c.await(RawH2.HEADERS, 1)).isNotNull();
+            long ms = (System.nanoTime() - t0) / 1_000_000;
+            assertThat(c.decoded.status().toString()).isEqualTo("408");
+            assertThat(ms).isBetween(400L, 5_000L);
         }
     }
 
