@@ -277,6 +277,11 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
             respondError(503, "no healthy host in cluster " + cluster.name(), RequestOutcome.NO_HEALTHY_HOST);
             return;
         }
+        CharSequence expect = h.get("expect");
+        if (expect != null && !endStream && AsciiString.contentEqualsIgnoreCase("100-continue", expect)) {
+            // like the HTTP/1.1 path (and nginx): the gateway itself invites the body once it knows where it goes
+            ctx.writeAndFlush(new DefaultHttp2HeadersFrame(new DefaultHttp2Headers().status("100"), false), ctx.voidPromise());
+        }
         String forward = path.equals(rawPath) ? target : path + query;
         if (route.rewrites()) {
             forward = route.rewrite(forward);

@@ -106,8 +106,8 @@ final class H2Translation {
         for (Map.Entry<CharSequence, CharSequence> e : h) {
             CharSequence n = e.getKey();
             if (n.length() == 0 || n.charAt(0) == ':' || connectionSpecific(n) || AsciiString.contentEquals("host", n)
-                    || AsciiString.contentEquals("te", n)) {
-                continue;
+                    || AsciiString.contentEquals("te", n) || AsciiString.contentEquals("expect", n)) {
+                continue; // expect: answered by the gateway itself
             }
             if (AsciiString.contentEquals("cookie", n)) {
                 cookie = cookie == null ? new StringBuilder(e.getValue()) : cookie.append("; ").append(e.getValue());

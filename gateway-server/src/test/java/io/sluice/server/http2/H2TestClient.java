@@ -47,6 +47,8 @@ final class H2TestClient implements AutoCloseable {
         final ByteArrayOutputStream body = new ByteArrayOutputStream();
         Http2Error reset;
         Throwable writeFailure;
+        /** The status of an interim (1xx) response, 0 when none came. */
+        int interim;
         final CompletableFuture<Response> done = new CompletableFuture<>();
 
         int status() {
@@ -105,6 +107,9 @@ final class H2TestClient implements AutoCloseable {
             protected void channelRead0(ChannelHandlerContext ctx, Http2StreamFrame f) {
                 if (f instanceof Http2HeadersFrame h) {
                     if (r.headers == null || r.headers.status() != null && r.headers.status().charAt(0) == '1') {
+                        if (r.headers != null) {
+                            r.interim = Integer.parseInt(r.headers.status().toString());
+                        }
                         r.headers = h.headers();
                     } else {
                         r.trailers = h.headers();

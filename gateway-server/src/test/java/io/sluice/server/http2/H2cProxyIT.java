@@ -103,6 +103,17 @@ class H2cProxyIT {
     }
 
     @Test
+    void expectContinueIsAnsweredByTheGateway() throws Exception {
+        try (H2TestClient client = new H2TestClient(port)) {
+            H2TestClient.Response r = client.exchange(H2TestClient.post("/r/echo").set("expect", "100-continue"),
+                    "body".getBytes(StandardCharsets.US_ASCII));
+            assertThat(r.interim).isEqualTo(100);
+            assertThat(r.status()).isEqualTo(200);
+            assertThat(r.bodyText()).isEqualTo("body");
+        }
+    }
+
+    @Test
     void manyConcurrentStreamsOnOneConnection() throws Exception {
         try (H2TestClient client = new H2TestClient(port)) {
             H2TestClient.Response[] rs = new H2TestClient.Response[50];
