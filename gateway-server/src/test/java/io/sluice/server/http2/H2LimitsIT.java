@@ -67,6 +67,17 @@ class H2LimitsIT {
     }
 
     @Test
+    void withoutH2cUpgradeTheJdkClientIsServedHttp11AndTheUpgradeHeadersStayBehind() throws Exception {
+        java.net.http.HttpClient c = java.net.http.HttpClient.newBuilder().version(java.net.http.HttpClient.Version.HTTP_2).build();
+        java.net.http.HttpResponse<String> r = c.send(java.net.http.HttpRequest.newBuilder(
+                java.net.URI.create("http://127.0.0.1:" + port + "/headers")).timeout(Duration.ofSeconds(10)).build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+        assertThat(r.version()).isEqualTo(java.net.http.HttpClient.Version.HTTP_1_1);
+        assertThat(r.body()).startsWith("GET /headers HTTP/1.1").doesNotContainIgnoringCase("upgrade")
+                .doesNotContainIgnoringCase("http2-settings");
+    }
+
+    @Test
     void rapidResetGetsGoAwayEnhanceYourCalm() throws Exception {
         try (RawH2 c = new RawH2(port)) {
             for (int i = 0; i < 50; i++) {
