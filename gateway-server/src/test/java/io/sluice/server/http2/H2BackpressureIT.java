@@ -23,6 +23,30 @@ import static org.assertj.core.api.Assertions.assertThat;
 class H2BackpressureIT {
 
     @Test
+    void aClientThatDoesNotReadStopsTheUpstream() throws Exception {
+        try (io.sluice.server.testing.TestBackend backend = io.sluice.server.testing.TestBackend.start()) {
+            Gateway gw = GatewayFixture.start(GatewayFixture.simple(List.of(new HostConfig("127.0.0.1", backend.port(), 1)),
+                    HttpOptions.defaults()));
+            try (RawH2 c = new RawH2(gw.port("web"), 4096)) {
+                double before = direct(gw);
+                // SETTINGS_INITIAL_WINDOW_SIZE = 0: the gateway may send this client no DATA
+                c.frame(RawH2.SETTINGS, 0, 0, new byte[] {0, 4, 0, 0, 0, 0});
+                c.headers(1, true, RawH2.get("/download?bytes=400000000"));
+                assertThat(c.await(RawH2.HEADERS, 1)).isNotNull();
+                Thread.sleep(2_000); // the upstream keeps sending if nothing stops it: 400 MB would pile up
+                double grown = direct(gw) - before;
+                assertThat(grown).as("direct memory the gateway took while the client read nothing").isLessThan(32 << 20);
+            } finally {
+                gw.close();
+            }
+        }
+    }
+
+    private static double direct(Gateway gw) {
+        return gw.meterRegistry().get("sluice.netty.allocator.memory.used").tag("memory", "direct").gauge().value();
+    }
+
+    @Test
     void aStalledUpstreamStopsTheClientsWindow() throws Exception {
         List<Socket> held = new ArrayList<>();
         try (ServerSocket upstream = new ServerSocket()) {
