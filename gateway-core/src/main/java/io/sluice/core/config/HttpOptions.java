@@ -30,12 +30,13 @@ import java.util.List;
  *                              it, once {@code requestBodyTimeout} has passed since the head (every
  *                              {@code minRequestBodyRate} bytes received buy one more second) → 408,
  *                              or a close if the response has started; 0 = no rate rule
+ * @param http2                 HTTP/2 (h2c) on this listener and its limits ({@link Http2Options})
  */
 public record HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxRequestBodyBytes,
                           Duration idleTimeout, Duration requestHeaderTimeout, boolean preserveHost,
                           boolean xForwarded, Duration requestBodyTimeout, Duration writeTimeout,
                           Duration drainGrace, List<CidrRange> trustedProxies, PathOptions path,
-                          int maxResponseHeaderSize, long minRequestBodyRate) {
+                          int maxResponseHeaderSize, long minRequestBodyRate, Http2Options http2) {
 
     public static final Duration DEFAULT_REQUEST_BODY_TIMEOUT = Duration.ofSeconds(30);
     public static final Duration DEFAULT_WRITE_TIMEOUT = Duration.ofSeconds(30);
@@ -58,6 +59,18 @@ public record HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxR
         path = path == null ? PathOptions.defaults() : path;
         Checks.range("max_response_header_size", maxResponseHeaderSize, 1024, 1 << 20);
         Checks.atLeast("min_request_body_rate", minRequestBodyRate, 0);
+        http2 = http2 == null ? Http2Options.defaults() : http2;
+    }
+
+    /** The options as they were before HTTP/2 existed (HTTP/2 options at their defaults). */
+    public HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxRequestBodyBytes,
+                       Duration idleTimeout, Duration requestHeaderTimeout, boolean preserveHost,
+                       boolean xForwarded, Duration requestBodyTimeout, Duration writeTimeout,
+                       Duration drainGrace, List<CidrRange> trustedProxies, PathOptions path,
+                       int maxResponseHeaderSize, long minRequestBodyRate) {
+        this(maxInitialLineLength, maxHeaderSize, maxRequestBodyBytes, idleTimeout, requestHeaderTimeout, preserveHost,
+                xForwarded, requestBodyTimeout, writeTimeout, drainGrace, trustedProxies, path, maxResponseHeaderSize,
+                minRequestBodyRate, null);
     }
 
     public static HttpOptions defaults() {
@@ -108,6 +121,7 @@ public record HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxR
         b.path = path;
         b.maxResponseHeaderSize = maxResponseHeaderSize;
         b.minRequestBodyRate = minRequestBodyRate;
+        b.http2 = http2;
         return b;
     }
 
@@ -130,6 +144,7 @@ public record HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxR
         private PathOptions path = PathOptions.defaults();
         private int maxResponseHeaderSize = DEFAULT_MAX_RESPONSE_HEADER_SIZE;
         private long minRequestBodyRate = DEFAULT_MIN_REQUEST_BODY_RATE;
+        private Http2Options http2 = Http2Options.defaults();
 
         private Builder() {
         }
@@ -204,10 +219,15 @@ public record HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxR
             return this;
         }
 
+        public Builder http2(Http2Options http2) {
+            this.http2 = http2;
+            return this;
+        }
+
         public HttpOptions build() {
             return new HttpOptions(maxInitialLineLength, maxHeaderSize, maxRequestBodyBytes, idleTimeout,
                     requestHeaderTimeout, preserveHost, xForwarded, requestBodyTimeout, writeTimeout, drainGrace,
-                    trustedProxies, path, maxResponseHeaderSize, minRequestBodyRate);
+                    trustedProxies, path, maxResponseHeaderSize, minRequestBodyRate, http2);
         }
     }
 }

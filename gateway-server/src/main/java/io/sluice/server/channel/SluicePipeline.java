@@ -5,7 +5,10 @@ package io.sluice.server.channel;
  * {@code NettyPipeline}). Handlers are added with these names, in the order listed per pipeline.
  *
  * <pre>
- * downstream HTTP/1.1:  [meter →] http-read-marker → http-decoder → http-proxy
+ * downstream HTTP/1.1:  [meter →] [h2c-sniffer →] http-read-marker → http-decoder → http-proxy
+ *                       (h2c-sniffer only while HTTP/2 is on, until the first bytes)
+ * downstream HTTP/2:    [meter →] h2-codec → h2-multiplex → h2-connection   (each stream a child
+ *                                                       channel with its own stream proxy)
  * downstream Bolt:      [meter →] bolt-decoder → bolt-proxy
  * downstream auto:      [meter →] protocol-detector   (replaced by the HTTP or Bolt handlers after
  *                                                       the meter once the first byte arrives)
@@ -48,6 +51,16 @@ public final class SluicePipeline {
     public static final String HTTP_DECODER = "http-decoder";
     /** Downstream HTTP: {@code HttpProxyHandler}, last. */
     public static final String HTTP_PROXY = "http-proxy";
+
+    // ---- HTTP/2 (io.sluice.server.http2)
+    /** Downstream HTTP: {@code H2cPrefaceSniffer}, first, until the first bytes tell HTTP/1.1 from the h2c preface. */
+    public static final String H2C_SNIFFER = "h2c-sniffer";
+    /** Downstream HTTP/2: Netty's {@code Http2FrameCodec} with the listener's settings and limits. */
+    public static final String H2_CODEC = "h2-codec";
+    /** Downstream HTTP/2: Netty's {@code Http2MultiplexHandler} (a child channel per stream). */
+    public static final String H2_MULTIPLEX = "h2-multiplex";
+    /** Downstream HTTP/2: {@code H2Connection}, last (idle timeout, drain, connection-level frames). */
+    public static final String H2_CONNECTION = "h2-connection";
 
     /** Downstream Bolt: {@code BoltFrameDecoder}. */
     public static final String BOLT_DECODER = "bolt-decoder";

@@ -20,6 +20,7 @@ import io.sluice.core.config.HeaderMatch;
 import io.sluice.core.config.HashLbConfig;
 import io.sluice.core.config.HealthCheckConfig;
 import io.sluice.core.config.HostConfig;
+import io.sluice.core.config.Http2Options;
 import io.sluice.core.config.HttpOptions;
 import io.sluice.core.config.LbPolicy;
 import io.sluice.core.config.ListenerConfig;
@@ -200,9 +201,32 @@ public final class ConfigLoader {
         int responseHeader = (int) Math.min(Integer.MAX_VALUE,
                 o.bytes("max_response_header_size", d.maxResponseHeaderSize()));
         long minBodyRate = o.bytes("min_request_body_rate", d.minRequestBodyRate());
+        Http2Options http2 = http2Options(o.object("http2"));
         o.finish();
         return build(o.path(), () -> new HttpOptions(line, header, body, idle, head, preserveHost, xff, bodyTimeout,
-                write, grace, trusted, path, responseHeader, minBodyRate));
+                write, grace, trusted, path, responseHeader, minBodyRate, http2));
+    }
+
+    private static Http2Options http2Options(JsonObject o) {
+        Http2Options d = Http2Options.defaults();
+        if (o == null) {
+            return d;
+        }
+        Http2Options.Builder b = d.toBuilder()
+                .enabled(o.bool("enabled", d.enabled()))
+                .h2cUpgrade(o.bool("h2c_upgrade", d.h2cUpgrade()))
+                .maxConcurrentStreams(o.integer("max_concurrent_streams", d.maxConcurrentStreams()))
+                .initialWindowSize((int) Math.min(Integer.MAX_VALUE, o.bytes("initial_window_size", d.initialWindowSize())))
+                .connectionWindowSize((int) Math.min(Integer.MAX_VALUE, o.bytes("connection_window_size", d.connectionWindowSize())))
+                .maxHeaderListSize((int) Math.min(Integer.MAX_VALUE, o.bytes("max_header_list_size", d.maxHeaderListSize())))
+                .maxFrameSize((int) Math.min(Integer.MAX_VALUE, o.bytes("max_frame_size", d.maxFrameSize())))
+                .maxRstFramesPerWindow(o.integer("max_rst_frames_per_window", d.maxRstFramesPerWindow()))
+                .rstWindow(o.duration("rst_window", d.rstWindow()))
+                .maxQueuedControlFrames(o.integer("max_queued_control_frames", d.maxQueuedControlFrames()))
+                .maxConsecutiveEmptyDataFrames(o.integer("max_consecutive_empty_data_frames", d.maxConsecutiveEmptyDataFrames()))
+                .maxSmallContinuationFrames(o.integer("max_small_continuation_frames", d.maxSmallContinuationFrames()));
+        o.finish();
+        return build(o.path(), b::build);
     }
 
     /** {@code "10.0.0.0/8"}, {@code "192.168.1.7"}, {@code "fd00::/8"}: address literals only, never names. */

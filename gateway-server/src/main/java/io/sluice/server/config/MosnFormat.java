@@ -267,11 +267,12 @@ final class MosnFormat {
                 protocol[0] = downstream(down);
                 if (protocol[0] == null) {
                     throw new ConfigException(cfg.at("downstream_protocol"), down,
-                            "\"Http1\" or \"bolt\" (HTTP/2 is not supported yet)");
+                            "\"Http1\", \"Http2\" or \"bolt\"");
                 }
                 Protocol down0 = protocol[0];
-                cfg.rejectUnless("upstream_protocol", v -> v.isTextual() && downstream(v.asText()) == down0,
-                        "the downstream_protocol \"" + down + "\" (the gateway does not translate protocols)");
+                cfg.rejectUnless("upstream_protocol", v -> v.isTextual() && downstream(v.asText()) == down0
+                                && !"http2".equalsIgnoreCase(v.asText()), // HTTP/2 hook: no h2c upstreams yet
+                        "the downstream_protocol's family, HTTP/1.1 upstreams for HTTP (an HTTP/2 upstream is not supported yet)");
                 router[0] = cfg.string("router_config_name", null);
                 cfg.rejectUnless("extend_config", v -> EMPTY.test(v) || v.isObject() && v.size() == 1
                         && downstream(v.path("sub_protocol").asText("")) == Protocol.BOLT, "{\"sub_protocol\": \"bolt\"} or nothing");
@@ -315,7 +316,7 @@ final class MosnFormat {
     /** A MOSN protocol name as this gateway's protocol, or null when it is not supported. */
     private static Protocol downstream(String name) {
         return switch (name.toLowerCase(Locale.ROOT)) {
-            case "http1", "auto" -> Protocol.HTTP;
+            case "http1", "auto", "http2" -> Protocol.HTTP; // HTTP listeners take h2c too
             case "bolt", "sofarpc", "x", "boltv2" -> Protocol.BOLT;
             default -> null;
         };

@@ -88,7 +88,7 @@ public final class HttpListenerContext extends ListenerContext<HttpOptions> {
         }
     }
 
-    HttpUpstreamPool pool(EventExecutor loop) {
+    public HttpUpstreamPool pool(EventExecutor loop) {
         return poolOf.apply(loop);
     }
 

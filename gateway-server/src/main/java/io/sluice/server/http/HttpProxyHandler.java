@@ -34,6 +34,7 @@ import io.sluice.server.policy.retry.RetryPolicy;
 import io.sluice.server.policy.retry.RetryState;
 import io.sluice.server.route.Route;
 import io.sluice.server.route.RouteTable;
+import io.sluice.server.http2.H2cUpgrade;
 import io.sluice.server.route.RouteTraffic;
 import io.sluice.server.tls.upstream.UpstreamTlsException;
 
@@ -116,6 +117,17 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         this.ticker = scheduler.ticker();
         this.timer = new ConnectionTimer(scheduler, this::onTimer);
         this.peer = new ClientPeer(ctx.channel());
+    }
+
+    /** HTTP/2 hook: the connection turned into HTTP/2 (h2c preface or upgrade); this handler retires. */
+    @Override
+    public void handlerRemoved(ChannelHandlerContext ctx) {
+        if (state != State.CLOSED) {
+            state = State.CLOSED;
+            cancelTimer();
+            releaseQueue();
+            releaseRequest();
+        }
     }
 
     @Override
@@ -314,6 +326,9 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
     }
 
     private void onRequestHead(HttpHead req) {
+        if (lc.options().http2().h2cUpgrade() && H2cUpgrade.upgrade(ctx, lc, req)) {
+            return; // HTTP/2 hook: an h2c Upgrade; the request is now stream 1 of the new HTTP/2 connection
+        }
         beginExchange();
         ex.request = req;
         ex.method = req.method();

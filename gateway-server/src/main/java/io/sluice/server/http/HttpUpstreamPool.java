@@ -37,7 +37,7 @@ import java.util.function.Function;
  * so at any client concurrency a steady load reuses what it opened. An optional per-host cap
  * ({@code pool.max_idle_per_host}) closes connections beyond it instead of parking them.
  */
-final class HttpUpstreamPool {
+public final class HttpUpstreamPool {
 
     /** Limits of the response decoder of new connections (the listener's http options; set on reload). */
     volatile Http1DecoderConfig responseCodec = HttpListenerContext.responseCodec(HttpOptions.defaults());
@@ -71,7 +71,7 @@ final class HttpUpstreamPool {
         this.bootstrap = template;
     }
 
-    EventLoop loop() {
+    public EventLoop loop() {
         return loop;
     }
 
@@ -86,7 +86,7 @@ final class HttpUpstreamPool {
     }
 
     /** Returns a parked live connection to {@code host}, or null. Event loop only. */
-    Channel acquire(Host host) {
+    public Channel acquire(Host host) {
         ArrayDeque<Channel> q = idle.get(host);
         if (q == null) {
             return null;
@@ -103,7 +103,7 @@ final class HttpUpstreamPool {
     }
 
     /** Opens a new connection to {@code host}; the future completes on this loop. */
-    ChannelFuture connect(Host host, ClusterConfig cluster) {
+    public ChannelFuture connect(Host host, ClusterConfig cluster) {
         ClusterMetrics cm = meters.apply(cluster.name());
         UpstreamTls tls = cluster.tls() == null ? null : UpstreamTlsContexts.lookup(upstreamTls, cluster);
         Bootstrap b = bootstrap.clone()
@@ -132,7 +132,7 @@ final class HttpUpstreamPool {
      * can be part of a later response, see {@link UpstreamHandler#dirt()}) and the host's cap, if
      * any, leaves room; otherwise closes it.
      */
-    void release(Host host, Channel ch, ClusterConfig cluster) {
+    public void release(Host host, Channel ch, ClusterConfig cluster) {
         if (!ch.isActive()) {
             return;
         }

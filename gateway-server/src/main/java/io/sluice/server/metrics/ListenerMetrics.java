@@ -133,6 +133,37 @@ public final class ListenerMetrics implements AutoCloseable, RequestLog {
         bytesOut = add(Counter.builder("sluice.downstream.sent").baseUnit("bytes")
                 .tags("listener", listener, "protocol", protocol).description("Bytes written to clients").register(registry));
         noRoute = new RouteMeters(NO_ROUTE, null);
+        // HTTP/2 (io.sluice.server.http2)
+        h2Connections = add(Counter.builder("sluice.http2.connections").tags("listener", listener, "protocol", protocol)
+                .description("Client connections that became HTTP/2 (h2c preface or upgrade)").register(registry));
+        h2Streams = add(Counter.builder("sluice.http2.streams").tags("listener", listener, "protocol", protocol)
+                .description("HTTP/2 streams (requests) started by clients").register(registry));
+        h2GoAwayErrors = add(Counter.builder("sluice.http2.goaway_errors").tags("listener", listener, "protocol", protocol)
+                .description("HTTP/2 connections the gateway closed with an error GOAWAY (protocol errors, flood and reset limits)")
+                .register(registry));
+    }
+
+    private final Counter h2Connections;
+    private final Counter h2Streams;
+    private final Counter h2GoAwayErrors;
+
+    /** A client connection became HTTP/2. */
+    public void http2ConnectionOpened() {
+        h2Connections.increment();
+    }
+
+    /** A client started an HTTP/2 stream. */
+    public void http2StreamStarted() {
+        h2Streams.increment();
+    }
+
+    /** The gateway sent an error GOAWAY (a limit or a protocol error). */
+    public void http2GoAwayError() {
+        h2GoAwayErrors.increment();
+    }
+
+    public double http2GoAwayErrors() {
+        return h2GoAwayErrors.count();
     }
 
     private <M extends Meter> M add(M m) {

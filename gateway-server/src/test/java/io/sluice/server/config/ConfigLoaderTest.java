@@ -310,7 +310,10 @@ class ConfigLoaderTest {
         LoadedConfig loaded = ConfigLoader.parse(mosn, "m.json");
         assertThat(loaded.warnings()).containsExactly("$.tracing is ignored (MOSN-only)");
         assertThat(loaded.config().cluster("c").lb()).isEqualTo(LbPolicy.RANDOM);
-        assertThat(error(mosn.replace("\"Http1\"", "\"Http2\""))).contains("downstream_protocol", "HTTP/2 is not supported");
+        // HTTP/2 downstream: an HTTP listener (it takes h2c next to HTTP/1.1)
+        assertThat(ConfigLoader.parse(mosn.replace("\"Http1\"", "\"Http2\""), "m.json").config().listeners().get(0)
+                .protocol()).isEqualTo(io.sluice.core.config.Protocol.HTTP);
+        assertThat(error(mosn.replace("\"Http1\"", "\"Http3\""))).contains("downstream_protocol", "\"Http2\"");
         assertThat(ConfigLoader.parse(mosn.replace("LB_RANDOM", "LB_MAGLEV"), "m.json").config().cluster("c").lb())
                 .isEqualTo(LbPolicy.MAGLEV); // mapped since weighted clusters and hash balancing exist
         assertThat(error(mosn.replace("LB_RANDOM", "LB_REQUEST_ROUNDROBIN"))).startsWith("$.cluster_manager.clusters[0].lb_type:");
@@ -377,7 +380,7 @@ class ConfigLoaderTest {
         assertThat(error(MOSN.replace("{\"servers\":", "{\"dynamic_resources\": {\"lds_config\": {}}, \"servers\":")))
                 .contains("$.dynamic_resources: bad value", "xDS");
         assertThat(error(MOSN.replace("\"upstream_protocol\": \"Http1\"", "\"upstream_protocol\": \"Http2\"")))
-                .contains(".config.upstream_protocol: bad value \"Http2\"", "does not translate protocols");
+                .contains(".config.upstream_protocol: bad value \"Http2\"", "an HTTP/2 upstream is not supported yet");
         assertThat(error(MOSN.replace("\"type\": \"proxy\"", "\"type\": \"tcp_proxy\"")))
                 .contains(".filters[0].type: bad value \"tcp_proxy\"", "other network filters are not supported");
         // the harmless forms of the same keys load
