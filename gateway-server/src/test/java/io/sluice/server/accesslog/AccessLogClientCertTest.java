@@ -30,8 +30,8 @@ class AccessLogClientCertTest {
     @Test
     void jsonAndTextCarryTheClientCertificateOnlyWhenThereIsOne() throws Exception {
         String id = "Hash=ab;Subject=\"CN=a\";DNS=a.test";
-        assertThat(line("json", id)).endsWith(",\"duration_us\":7,\"client_cert\":\"Hash=ab;Subject=\\\"CN=a\\\";DNS=a.test\"}\n");
-        assertThat(line("json", null)).endsWith(",\"duration_us\":7}\n");
+        assertThat(line("json", id)).endsWith(",\"duration_us\":7,\"attempts\":1,\"client_cert\":\"Hash=ab;Subject=\\\"CN=a\\\";DNS=a.test\"}\n");
+        assertThat(line("json", null)).endsWith(",\"duration_us\":7,\"attempts\":1}\n");
         assertThat(line("text", id)).endsWith(" 7us cert=\"Hash=ab;Subject='CN=a';DNS=a.test\"\n");
         assertThat(line("text", null)).endsWith(" 7us\n");
     }
