@@ -7,6 +7,7 @@ import io.sluice.core.config.ClusterConfig;
 import io.sluice.core.config.HostConfig;
 import io.sluice.core.config.LbPolicy;
 import io.sluice.core.config.SlowStartConfig;
+import io.sluice.core.discovery.DiscoveredHost;
 import io.sluice.core.time.Cancellable;
 import io.sluice.core.time.Scheduler;
 import io.sluice.core.time.Ticker;
@@ -15,14 +16,17 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.HashSet;
+import java.util.Objects;
 import java.util.Map;
+import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The load-balancing side of one cluster: its current host set, the picker (EDF with slow start,
  * round robin, random or least request), active health checks, passive outlier ejection and panic
- * mode. One instance per cluster, shared by all event loops: {@link #pick()} is thread-safe, cheap
+ * mode; or consistent hashing ({@code ring_hash}, {@code maglev}) on a request key. One instance per cluster, shared by all event loops: {@link #pick()} is thread-safe, cheap
  * and allocation-free; state changes (checks, ejections, reloads) run on the context's scheduler or
  * the caller's thread and are reported to the {@link Listener}.
  *
@@ -88,6 +92,12 @@ public final class ClusterBalancer implements AutoCloseable {
     private volatile Picker picker = new RoundRobinPicker(new Host[0], 0);
     private HealthChecker checker;
     private boolean closed;
+    /** Route by registry: the cluster of each Bolt service, discovered on first use; null = a plain cluster. */
+    private volatile java.util.function.Function<String, ClusterBalancer> children;
+    /** True once a discovery source published hosts: reloads then keep the discovered set. Guarded by this. */
+    private boolean discoveredOnce;
+    /** Hosts that recently left the discovered set: address -> {T0 (or NOT_WARMING), time it left}. Guarded by this. */
+    private final Map<String, long[]> departed = new HashMap<>();
 
     private ClusterBalancer(ClusterConfig config, LbContext context) {
         this.context = context;
@@ -144,6 +154,25 @@ public final class ClusterBalancer implements AutoCloseable {
         return config;
     }
 
+    /**
+     * Makes this cluster a route-by-registry template: {@link #child} asks {@code resolver} for the
+     * cluster of a service (it returns null while that cluster is being discovered).
+     */
+    public void children(java.util.function.Function<String, ClusterBalancer> resolver) {
+        this.children = resolver;
+    }
+
+    /** True for a route-by-registry template (its requests go to {@link #child}). */
+    public boolean routesByService() {
+        return children != null;
+    }
+
+    /** The cluster discovered for {@code service}, or null (unknown yet, being discovered, or too many services). Non-blocking. */
+    public ClusterBalancer child(String service) {
+        java.util.function.Function<String, ClusterBalancer> c = children;
+        return c == null || service == null ? null : c.apply(service);
+    }
+
     /** The current host snapshot (immutable; replaced on reload). */
     public List<Host> hosts() {
         return hosts;
@@ -159,6 +188,23 @@ public final class ClusterBalancer implements AutoCloseable {
         Host h = picker.pick(p);
         if (h == null && !p && !hosts.isEmpty() && recomputePanic()) {
             h = picker.pick(true);
+        }
+        return h;
+    }
+
+    /**
+     * Like {@link #pick()} for a request with hash key {@code key} ({@link Hashing#hash}; {@link Hashing#NO_KEY}
+     * = none): {@code ring_hash} and {@code maglev} clusters choose the host from the key, the other
+     * policies ignore it.
+     */
+    public Host pick(long key) {
+        if (key == Hashing.NO_KEY) {
+            return pick();
+        }
+        boolean p = panic.get();
+        Host h = picker.pick(p, key);
+        if (h == null && !p && !hosts.isEmpty() && recomputePanic()) {
+            h = picker.pick(true, key);
         }
         return h;
     }
@@ -189,7 +235,7 @@ public final class ClusterBalancer implements AutoCloseable {
             return 1.0;
         }
         double bias = c.lb() == LbPolicy.LEAST_REQUEST ? c.activeRequestBias() : 0;
-        return Weights.effective(Weights.clamp(host.weight()), host, enabledSlowStart(c), bias, ticker.nanoTime());
+        return Weights.effective(Weights.base(host), host, enabledSlowStart(c), bias, ticker.nanoTime());
     }
 
     /**
@@ -200,6 +246,14 @@ public final class ClusterBalancer implements AutoCloseable {
     public synchronized void update(ClusterConfig newConfig) {
         if (closed) {
             throw new IllegalStateException("cluster " + name() + " is closed");
+        }
+        if (newConfig.discovered() && discoveredOnce) {
+            // the hosts come from the discovery source, not from the config: keep them
+            install(newConfig, hosts);
+            if (warmUpTask != Cancellable.NOOP) {
+                scheduleWarmUpTask(0);
+            }
+            return;
         }
         Map<String, Host> old = new HashMap<>();
         for (Host h : hosts) {
@@ -221,6 +275,88 @@ public final class ClusterBalancer implements AutoCloseable {
         install(newConfig, List.copyOf(fresh));
         if (warmUpTask != Cancellable.NOOP) {
             scheduleWarmUpTask(0); // the window may have shrunk, or slow start been switched off
+        }
+    }
+
+    /**
+     * Replaces the host set with the complete list a discovery source published ({@code HostSource}).
+     * Addresses that stay keep their {@link Host} (health, ejection, in-flight counts) and take the new
+     * weight. Warm-up T0 is the host's own start time when the source gives one ({@code startMillis},
+     * converted from the wall clock {@code wallNowMillis} to this balancer's ticker), so every gateway
+     * ramps a host on the same clock and a gateway restart does not re-warm a host that has been up for
+     * long; a kept host whose start time changes (it restarted) warms up again. Without a start time,
+     * T0 is now — unless the address left less than {@code discovery.flap_grace} ago, in which case it
+     * resumes the warm-up clock it had. Hosts with weight 0 are left out (they get no traffic).
+     *
+     * @return the hosts now published
+     */
+    public synchronized List<Host> applyDiscovered(List<DiscoveredHost> discovered, long wallNowMillis) {
+        if (closed) {
+            return hosts;
+        }
+        ClusterConfig c = config;
+        long now = ticker.nanoTime();
+        long grace = c.discovery() != null ? c.discovery().flapGrace().toNanos() : 0;
+        departed.values().removeIf(d -> now - d[1] > grace);
+        SlowStartConfig ss = enabledSlowStart(c);
+        Map<String, Host> old = new HashMap<>();
+        for (Host h : hosts) {
+            old.put(h.address(), h);
+        }
+        Set<String> seen = new HashSet<>();
+        List<Host> fresh = new ArrayList<>();
+        for (DiscoveredHost d : discovered) {
+            if (d.weight() <= 0 || !seen.add(d.address())) {
+                continue;
+            }
+            Host kept = old.remove(d.address());
+            if (kept != null) {
+                kept.weight(d.weight());
+                if (d.startMillis() != 0 && d.startMillis() != kept.startMillis()) {
+                    stampWarmUp(kept, t0Of(d.startMillis(), wallNowMillis, now), now, ss);
+                }
+                kept.discovered(d.origin(), d.startMillis());
+                fresh.add(kept);
+                continue;
+            }
+            Host added = new Host(new HostConfig(d.host(), d.port(), d.weight()));
+            added.discovered(d.origin(), d.startMillis());
+            long t0;
+            if (d.startMillis() != 0) {
+                t0 = t0Of(d.startMillis(), wallNowMillis, now);
+            } else {
+                long[] left = departed.remove(d.address());
+                t0 = left != null ? left[0] : now;
+            }
+            stampWarmUp(added, t0, now, ss);
+            fresh.add(added);
+        }
+        for (Host gone : old.values()) {
+            departed.put(gone.address(), new long[] {gone.warmStartNanos(), now});
+        }
+        discoveredOnce = true;
+        install(c, List.copyOf(fresh));
+        if (warmUpTask != Cancellable.NOOP) {
+            scheduleWarmUpTask(0);
+        }
+        return hosts;
+    }
+
+    /** The ticker time of a wall-clock start time; a start time in the future (clock skew) counts as now. */
+    private static long t0Of(long startMillis, long wallNowMillis, long nowNanos) {
+        long elapsedMillis = Math.max(0, wallNowMillis - startMillis);
+        return nowNanos - Math.min(elapsedMillis, Long.MAX_VALUE / 4_000_000L) * 1_000_000L;
+    }
+
+    /** Sets T0 (or clears it when the window has passed or slow start is off) and schedules the warm-up task. */
+    private void stampWarmUp(Host host, long t0, long now, SlowStartConfig ss) {
+        if (ss == null || t0 == Host.NOT_WARMING || now - t0 >= ss.window().toNanos()) {
+            host.warmStartNanos(Host.NOT_WARMING);
+            return;
+        }
+        host.warmStartNanos(t0);
+        if (warmUpTask == Cancellable.NOOP) {
+            scheduleWarmUpTask(Math.min(WarmUpGrid.stepNanos(ss.window().toNanos()), ss.window().toNanos() - (now - t0)));
         }
     }
 
@@ -269,7 +405,8 @@ public final class ClusterBalancer implements AutoCloseable {
             }
             return;
         }
-        if (checker == null || !checker.config().equals(c.healthCheck())) {
+        // a changed upstream TLS block changes how probes connect: a new checker (and probe) too
+        if (checker == null || !checker.config().equals(c.healthCheck()) || !Objects.equals(checker.transport(), c.tls())) {
             if (context.probes() == null) {
                 throw new IllegalStateException("cluster " + c.name() + " configures a health check ("
                         + c.healthCheck().probe() + ") but the LbContext has no HealthProbe.Factory");
@@ -278,7 +415,7 @@ public final class ClusterBalancer implements AutoCloseable {
             if (checker != null) {
                 checker.close();
             }
-            checker = new HealthChecker(c.healthCheck(), probe, scheduler, pickRandom, healthChecks, this::healthChanged);
+            checker = new HealthChecker(c.healthCheck(), c.tls(), probe, scheduler, pickRandom, healthChecks, this::healthChanged);
         }
         checker.hosts(newHosts);
     }
@@ -369,7 +506,7 @@ public final class ClusterBalancer implements AutoCloseable {
         double[] base = new double[arr.length];
         boolean equal = true;
         for (int i = 0; i < arr.length; i++) {
-            base[i] = Weights.clamp(arr[i].weight());
+            base[i] = Weights.base(arr[i]);
             equal &= base[i] == base[0];
         }
         SlowStartConfig ss = enabledSlowStart(c);
@@ -389,6 +526,8 @@ public final class ClusterBalancer implements AutoCloseable {
             case LEAST_REQUEST -> edf
                     ? new EdfPicker(arr, base, ss, c.activeRequestBias(), ticker, grid, pre)
                     : new LeastRequestPicker(arr, c.leastRequestChoices(), pickRandom);
+            case RING_HASH -> new RingHashPicker(arr, base, c.hashLb(), ss, ticker, pickRandom);
+            case MAGLEV -> new MaglevPicker(arr, base, c.hashLb().maglevTableSize(), ss, ticker, pickRandom);
         };
     }
 

@@ -36,8 +36,12 @@ public final class HealthCheckHub {
         void healthChanged(Host host, HealthStatus from, HealthStatus to, String reason);
     }
 
-    /** What a loop is shared by. */
-    private record Key(String address, HealthCheckConfig config) {
+    /**
+     * What a loop is shared by: the address, the check's settings and how the probe connects (the
+     * cluster's upstream TLS settings, null = cleartext: a TLS and a cleartext cluster listing one
+     * address must not share a probe).
+     */
+    private record Key(String address, HealthCheckConfig config, Object transport) {
     }
 
     private final Map<Key, Loop> loops = new HashMap<>();
@@ -54,7 +58,13 @@ public final class HealthCheckHub {
      */
     Subscription subscribe(Host host, HealthCheckConfig config, HealthProbe probe, Scheduler scheduler,
                            ThreadRandom random, Sink sink) {
-        Key key = new Key(host.address(), config);
+        return subscribe(host, config, null, probe, scheduler, random, sink);
+    }
+
+    /** {@link #subscribe} for a probe that connects as {@code transport} says (e.g. the cluster's TLS settings; null: plain). */
+    Subscription subscribe(Host host, HealthCheckConfig config, Object transport, HealthProbe probe, Scheduler scheduler,
+                           ThreadRandom random, Sink sink) {
+        Key key = new Key(host.address(), config, transport);
         Subscriber sub = new Subscriber(host, sink);
         Loop loop;
         boolean started = false;

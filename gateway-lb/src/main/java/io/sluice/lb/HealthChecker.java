@@ -23,10 +23,18 @@ final class HealthChecker implements AutoCloseable {
     private final HealthCheckHub hub;
     private final HealthCheckHub.Sink sink;
     private final Map<Host, HealthCheckHub.Subscription> checks = new HashMap<>();
+    private final Object transport;
     private boolean closed;
 
     HealthChecker(HealthCheckConfig config, HealthProbe probe, Scheduler scheduler, ThreadRandom random,
                   HealthCheckHub hub, HealthCheckHub.Sink sink) {
+        this(config, null, probe, scheduler, random, hub, sink);
+    }
+
+    /** @param transport how the probe connects (the cluster's upstream TLS settings), part of what a shared loop is keyed by */
+    HealthChecker(HealthCheckConfig config, Object transport, HealthProbe probe, Scheduler scheduler, ThreadRandom random,
+                  HealthCheckHub hub, HealthCheckHub.Sink sink) {
+        this.transport = transport;
         this.config = config;
         this.probe = probe;
         this.scheduler = scheduler;
@@ -39,6 +47,10 @@ final class HealthChecker implements AutoCloseable {
         return config;
     }
 
+    Object transport() {
+        return transport;
+    }
+
     /** Starts checking hosts not yet checked and stops checking hosts no longer listed. */
     synchronized void hosts(List<Host> hosts) {
         if (closed) {
@@ -47,7 +59,7 @@ final class HealthChecker implements AutoCloseable {
         Map<Host, HealthCheckHub.Subscription> keep = new HashMap<>();
         for (Host h : hosts) {
             HealthCheckHub.Subscription s = checks.remove(h);
-            keep.put(h, s != null ? s : hub.subscribe(h, config, probe, scheduler, random, sink));
+            keep.put(h, s != null ? s : hub.subscribe(h, config, transport, probe, scheduler, random, sink));
         }
         for (HealthCheckHub.Subscription gone : checks.values()) {
             gone.cancel();

@@ -14,6 +14,11 @@ interface Picker {
      */
     Host pick(boolean panic);
 
+    /** Like {@link #pick(boolean)} for a request with hash key {@code key}; only hash pickers use the key. */
+    default Host pick(boolean panic, long key) {
+        return pick(panic);
+    }
+
     /** Whether this picker applies per-host dynamic weights (EDF). */
     default boolean weighted() {
         return false;

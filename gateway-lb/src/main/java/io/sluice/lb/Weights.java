@@ -25,6 +25,15 @@ final class Weights {
         return Math.max(MIN_WEIGHT, Math.min(MAX_WEIGHT, configured));
     }
 
+    /**
+     * The base weight of a host: configured hosts are clamped into [1, 128] (MOSN); hosts from a
+     * discovery source keep their registry weight up to 10 000 (SOFARPC weights are commonly 100 and
+     * up: 200:100 must stay 2:1).
+     */
+    static int base(Host host) {
+        return host.discovered() ? Math.max(MIN_WEIGHT, Math.min(10_000, host.weight())) : clamp(host.weight());
+    }
+
     /** Keeps a computed weight finite and > 0 (NaN and 0 become the minimum). */
     static double sanitize(double w) {
         if (w >= MIN_EFFECTIVE) {

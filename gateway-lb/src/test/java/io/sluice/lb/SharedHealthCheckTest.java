@@ -5,6 +5,7 @@ import io.sluice.core.cluster.Host;
 import io.sluice.core.config.ClusterConfig;
 import io.sluice.core.config.HealthCheckConfig;
 import io.sluice.core.config.HostConfig;
+import io.sluice.core.config.UpstreamTlsConfig;
 import io.sluice.core.time.ManualScheduler;
 import org.junit.jupiter.api.Test;
 
@@ -93,6 +94,20 @@ class SharedHealthCheckTest {
         clock.advance(Duration.ofSeconds(10));
         assertThat(probed.values().stream().mapToInt(Integer::intValue).sum()).isEqualTo(total);
         assertThat(clock.pendingTasks()).isZero();
+    }
+
+    @Test
+    void clustersThatReachAnAddressOverTlsAndInPlainTextDoNotShareAProbe() {
+        ClusterBalancer plain = cluster("plain", check(Duration.ofSeconds(1)), "10.0.0.1:80");
+        ClusterBalancer tls = ClusterBalancer.create(ClusterConfig.of("tls", List.of(HostConfig.parse("10.0.0.1:80", 1)))
+                .withHealthCheck(check(Duration.ofSeconds(1))).withTls(UpstreamTlsConfig.defaults()), ctx);
+        assertThat(hub.loops()).isEqualTo(2);
+        // a reload that turns TLS on moves the host to the TLS loop
+        plain.update(plain.config().withTls(UpstreamTlsConfig.defaults()));
+        assertThat(hub.loops()).isEqualTo(1);
+        plain.close();
+        tls.close();
+        assertThat(hub.loops()).isZero();
     }
 
     @Test

@@ -8,14 +8,22 @@ import io.sluice.core.cluster.Host;
 import io.sluice.core.config.ClusterConfig;
 import io.sluice.core.time.Ticker;
 import io.sluice.lb.ClusterBalancer;
+import io.sluice.server.policy.PolicyMeters;
 import io.sluice.lb.HealthCheckHub;
 import io.sluice.lb.HealthProbe;
 import io.sluice.lb.LbContext;
+import io.sluice.core.discovery.HostSource;
+import io.sluice.core.config.DiscoveryConfig;
+import io.netty.channel.EventLoop;
+import io.sluice.server.discovery.DiscoveryHub;
+import io.sluice.server.discovery.DnsHostSource;
+import io.sluice.server.discovery.RegistryRouter;
 import io.sluice.server.health.NettyHealthProbes;
 import io.sluice.server.metrics.ClusterEvents;
 import io.sluice.server.metrics.ClusterMetrics;
 import io.sluice.server.metrics.GatewayMetrics;
 import io.sluice.server.metrics.HostGauges;
+import io.sluice.server.tls.upstream.UpstreamTlsContexts;
 import io.sluice.server.transport.EventLoopScheduler;
 import io.sluice.server.transport.Transport;
 
@@ -26,6 +34,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import java.util.random.RandomGenerator;
 
 /**
@@ -46,6 +55,8 @@ final class ClusterRegistry {
     private final Ticker ticker;
     private final RandomGenerator random;
     private final NettyHealthProbes probes;
+    /** Upstream TLS contexts of the clusters that have a tls block (built on start and update). */
+    private final UpstreamTlsContexts upstreamTls;
     /** Probing loops shared by all clusters: an address listed by several clusters with the same check is probed once. */
     private final HealthCheckHub healthChecks = new HealthCheckHub();
     private final HostGauges hostGauges;
@@ -53,6 +64,16 @@ final class ClusterRegistry {
     private final Map<String, List<Meter>> clusterMeters = new HashMap<>();
     /** Replaced as a whole (copy on write); readers on any thread see a consistent map. */
     private volatile Map<String, ClusterBalancer> clusters = Map.of();
+    /** Clusters with {@code discovery}: their host sources (docs/discovery.md). */
+    private DiscoveryHub discovery;
+    private Map<String, Supplier<HostSource>> customSources = Map.of();
+    private final Transport transport;
+    /** Route-by-registry templates by cluster name. */
+    private final Map<String, RegistryRouter> routers = new java.util.concurrent.ConcurrentHashMap<>();
+    /** The idle sweep of each router. */
+    private final Map<String, java.util.concurrent.ScheduledFuture<?>> routerSweeps = new java.util.concurrent.ConcurrentHashMap<>();
+    /** Builds and retires routed clusters; created with the first template. Guarded by this. */
+    private java.util.concurrent.ScheduledExecutorService routerExecutor;
 
     /**
      * @param hostUnavailable run when a host fails its health check or is ejected (from an event loop)
@@ -64,14 +85,115 @@ final class ClusterRegistry {
         this.workers = workers;
         this.ticker = ticker;
         this.random = random;
-        this.probes = new NettyHealthProbes(workers, transport);
+        this.upstreamTls = new UpstreamTlsContexts(registry);
+        this.probes = new NettyHealthProbes(workers, transport, upstreamTls);
         this.hostGauges = new HostGauges(registry);
         this.events = new ClusterEvents(registry, hostUnavailable);
+        this.transport = transport;
+    }
+
+    /** Registers embedders' host sources ({@code discovery.type = custom}); call before {@link #start}. */
+    void hostSources(Map<String, Supplier<HostSource>> sources) {
+        this.customSources = Map.copyOf(sources);
+    }
+
+    /** Removes every meter of a cluster that is gone. Caller holds this. */
+    private void removeClusterMeters(String name) {
+        removeClusterGauges(name);
+        metrics.removeCluster(name);
+        for (Meter m : registry.getMeters()) {
+            String n = m.getId().getName();
+            if ((n.startsWith("sluice.cluster.") || n.startsWith("sluice.upstream.")
+                    || n.startsWith("sluice.health_check.")) && name.equals(m.getId().getTag("cluster"))) {
+                registry.remove(m);
+            }
+        }
+    }
+
+    /**
+     * Route by registry: makes a template cluster ({@code discovery.service "*"}) resolve the cluster of
+     * each Bolt service on first use; those clusters are built, followed and retired on a daemon thread.
+     * Replaces the router a previous config of the same cluster had.
+     */
+    private void syncRouter(ClusterBalancer b) {
+        RegistryRouter old = routers.remove(b.name());
+        if (old != null) {
+            old.close();
+        }
+        java.util.concurrent.ScheduledFuture<?> sweep = routerSweeps.remove(b.name());
+        if (sweep != null) {
+            sweep.cancel(false);
+        }
+        DiscoveryConfig dc = b.config().discovery();
+        if (dc == null || !dc.routesByService()) {
+            return;
+        }
+        if (routerExecutor == null) {
+            routerExecutor = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "sluice-registry-routes");
+                t.setDaemon(true);
+                return t;
+            });
+        }
+        java.util.concurrent.ScheduledExecutorService ex = routerExecutor;
+        RegistryRouter router = new RegistryRouter(b.config(), this::buildChild, this::retireChild, ex, ticker);
+        routers.put(b.name(), router);
+        b.children(router::child);
+        long period = Math.max(1000, Math.min(30_000, dc.idleTimeout().toMillis() / 4));
+        routerSweeps.put(b.name(), ex.scheduleWithFixedDelay(() -> {
+            try {
+                router.expireIdle();
+            } catch (RuntimeException e) {
+                // one failing sweep must not cancel the next ones
+            }
+        }, period, period, java.util.concurrent.TimeUnit.MILLISECONDS));
+    }
+
+    private ClusterBalancer buildChild(ClusterConfig c) {
+        ClusterBalancer b;
+        synchronized (this) {
+            b = newBalancer(c);
+        }
+        discovery().sync(b);
+        return b;
+    }
+
+    private void retireChild(ClusterBalancer b) {
+        discovery().detach(b.name());
+        synchronized (this) {
+            b.close();
+            removeClusterMeters(b.name());
+        }
+    }
+
+    /** The services a route-by-registry cluster has discovered (empty for others). */
+    java.util.Set<String> routedServices(String cluster) {
+        RegistryRouter r = routers.get(cluster);
+        return r == null ? java.util.Set.of() : r.services();
+    }
+
+    /** A DNS cluster's source: queries and timers on one of the workers. */
+    private HostSource dnsSource(DiscoveryConfig config) {
+        EventLoop loop = workers.next();
+        return new DnsHostSource(config, loop, DnsHostSource.datagramChannel(transport), new EventLoopScheduler(loop, ticker));
+    }
+
+    /** The discovery sources (admin status); built on first use. */
+    synchronized DiscoveryHub discovery() {
+        if (discovery == null) {
+            discovery = new DiscoveryHub(registry, customSources, System::currentTimeMillis, hostGauges::sync, this::dnsSource);
+        }
+        return discovery;
     }
 
     /** The running clusters by name (an immutable snapshot). */
     Map<String, ClusterBalancer> current() {
         return clusters;
+    }
+
+    /** The upstream TLS contexts by cluster (the pools read them at connect). */
+    UpstreamTlsContexts upstreamTls() {
+        return upstreamTls;
     }
 
     /** The balancer of a cluster, or null. */
@@ -83,11 +205,21 @@ final class ClusterRegistry {
      * Builds the first clusters. The map is published while it fills, so that {@link #close} after a
      * failed start closes whatever was built.
      */
-    Map<String, ClusterBalancer> start(List<ClusterConfig> configs) {
+    synchronized Map<String, ClusterBalancer> start(List<ClusterConfig> configs) {
+        upstreamTls.apply(configs); // upstream TLS: contexts built before any connection needs them
         Map<String, ClusterBalancer> built = new LinkedHashMap<>();
         clusters = built;
         for (ClusterConfig c : configs) {
+            if (c.discovery() != null) {
+                discovery().check(c.name(), c.discovery());
+            }
+        }
+        for (ClusterConfig c : configs) {
             built.put(c.name(), newBalancer(c));
+        }
+        for (ClusterBalancer b : built.values()) {
+            discovery().sync(b);
+            syncRouter(b);
         }
         return built;
     }
@@ -99,12 +231,18 @@ final class ClusterRegistry {
      * Balancers of removed or replaced clusters keep running until {@link Update#finish} (requests in
      * flight to them finish; the route tables still in use may reference them).
      */
-    Update update(List<ClusterConfig> next) {
+    synchronized Update update(List<ClusterConfig> next) {
+        upstreamTls.apply(next); // upstream TLS: changed blocks rebuilt, unchanged ones kept (open connections untouched)
         Map<String, ClusterBalancer> running = clusters;
         Map<String, ClusterBalancer> built = new LinkedHashMap<>();
         List<String> added = new ArrayList<>();
         List<String> updated = new ArrayList<>();
         List<ClusterBalancer> retired = new ArrayList<>();
+        for (ClusterConfig c : next) {
+            if (c.discovery() != null) {
+                discovery().check(c.name(), c.discovery());
+            }
+        }
         for (ClusterConfig c : next) {
             ClusterBalancer b = running.get(c.name());
             if (b == null) {
@@ -129,6 +267,25 @@ final class ClusterRegistry {
             if (!built.containsKey(b.name())) {
                 retired.add(b);
                 removed.add(b.name());
+            }
+        }
+        for (String name : removed) {
+            discovery().detach(name);
+            RegistryRouter r = routers.remove(name);
+            if (r != null) {
+                r.close();
+            }
+            java.util.concurrent.ScheduledFuture<?> sweep = routerSweeps.remove(name);
+            if (sweep != null) {
+                sweep.cancel(false);
+            }
+        }
+        for (ClusterBalancer b : built.values()) {
+            discovery().sync(b);
+            RegistryRouter r = routers.get(b.name());
+            boolean wants = b.config().discovery() != null && b.config().discovery().routesByService();
+            if (wants != (r != null) || (r != null && !running.containsValue(b)) || updated.contains(b.name())) {
+                syncRouter(b);
             }
         }
         Map<String, ClusterBalancer> published = Collections.unmodifiableMap(built);
@@ -163,18 +320,12 @@ final class ClusterRegistry {
          * table references them any more (in-flight requests keep their host and finish).
          */
         void finish() {
-            for (ClusterBalancer b : retired) {
-                b.close();
-            }
-            for (String name : removed) {
-                removeClusterGauges(name);
-                metrics.removeCluster(name);
-                for (Meter m : registry.getMeters()) {
-                    String n = m.getId().getName();
-                    if ((n.startsWith("sluice.cluster.") || n.startsWith("sluice.upstream.")
-                            || n.startsWith("sluice.health_check.")) && name.equals(m.getId().getTag("cluster"))) {
-                        registry.remove(m);
-                    }
+            synchronized (ClusterRegistry.this) {
+                for (ClusterBalancer b : retired) {
+                    b.close();
+                }
+                for (String name : removed) {
+                    removeClusterMeters(name);
                 }
             }
         }
@@ -182,6 +333,16 @@ final class ClusterRegistry {
 
     /** Closes every balancer (and its health checks) and removes the cluster gauges. */
     void close() {
+        for (RegistryRouter r : routers.values()) {
+            r.close();
+        }
+        routers.clear();
+        synchronized (this) {
+            if (routerExecutor != null) {
+                routerExecutor.shutdownNow();
+            }
+        }
+        discovery().close();
         for (ClusterBalancer c : clusters.values()) {
             c.close();
         }
@@ -206,6 +367,7 @@ final class ClusterRegistry {
                 .tags("cluster", c.name()).description("Hosts configured").register(registry));
         meters.add(Gauge.builder("sluice.cluster.panic", balancer, b -> b.panicking() ? 1 : 0)
                 .tags("cluster", c.name()).description("1 while the cluster balances over all hosts").register(registry));
+        meters.addAll(PolicyMeters.register(registry, balancer)); // resilience: breakers and retries
         clusterMeters.put(c.name(), meters);
         hostGauges.sync(balancer);
         return balancer;

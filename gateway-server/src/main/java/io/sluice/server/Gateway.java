@@ -8,12 +8,15 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.netty.channel.EventLoopGroup;
 import io.sluice.core.config.ConfigException;
 import io.sluice.core.config.GatewayConfig;
+import io.sluice.core.discovery.HostSource;
 import io.sluice.core.time.Ticker;
 import io.sluice.lb.ClusterBalancer;
 import io.sluice.server.accesslog.AccessLog;
 import io.sluice.server.admin.AdminHandler;
+import io.sluice.server.tls.TlsAdmin;
 import io.sluice.server.admin.AdminServer;
 import io.sluice.server.metrics.GatewayMetrics;
+import io.sluice.server.policy.ratelimit.RateLimiter;
 import io.sluice.server.transport.Sockets;
 import io.sluice.server.transport.Transport;
 import org.slf4j.Logger;
@@ -22,6 +25,7 @@ import org.slf4j.LoggerFactory;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -64,6 +68,8 @@ public final class Gateway implements AutoCloseable {
     /** The config given to the builder; the running one is {@link #reloader}'s once started. */
     private final GatewayConfig initialConfig;
     private final Supplier<GatewayConfig> reloadSource;
+    /** Embedders' host sources by name (clusters with {@code discovery.type = custom}). */
+    private final Map<String, Supplier<HostSource>> hostSources;
     private final MeterRegistry registry;
     /** True when the registry is the gateway's own (JVM binders go only there). */
     private final boolean ownRegistry;
@@ -89,6 +95,7 @@ public final class Gateway implements AutoCloseable {
     private Gateway(Builder b) {
         this.initialConfig = b.config;
         this.reloadSource = b.reloadSource;
+        this.hostSources = Map.copyOf(b.hostSources);
         GatewayConfig config = b.config;
         if (!config.admin().metrics()) {
             // metrics off: a private registry that records nothing (every meter is a no-op)
@@ -128,10 +135,13 @@ public final class Gateway implements AutoCloseable {
         metrics = new GatewayMetrics(registry, config.admin().metrics(), ownRegistry && config.admin().metrics());
         Listeners[] ls = new Listeners[1]; // the registry's host events reach the listeners built next
         clusters = new ClusterRegistry(registry, metrics, workers, transport, ticker, random, host -> ls[0].hostUnavailable(host));
+        clusters.hostSources(hostSources);
         listeners = ls[0] = new Listeners(registry, metrics, workers, transport, config.transport(), reusePort, ticker,
                 accessLog, clusters, () -> phase == Phase.RUNNING);
         reloader = new Reloader(config, clusters, listeners, metrics);
         try {
+            listeners.rateLimiter = RateLimiter.create(registry, workers, transport, ticker); // docs/rate-limits.md
+            listeners.rateLimiter.update(config.rateLimit());
             Map<String, ClusterBalancer> built = clusters.start(config.clusters());
             List<CompletableFuture<?>> binds = new ArrayList<>(listeners.start(config.listeners(), built));
             if (config.admin().enabled()) {
@@ -162,7 +172,9 @@ public final class Gateway implements AutoCloseable {
                 reloadSource == null ? null : () -> reload().summary(), AdminHandler.Status.of(() -> listeners.info(),
                         reloader::lastReload, this::configVersion, () -> startedNanos == 0 ? 0
                                 : TimeUnit.NANOSECONDS.toMillis(ticker.nanoTime() - startedNanos),
-                        () -> config().admin().metrics()));
+                        () -> config().admin().metrics()))
+                .withDiscovery(name -> clusters.discovery().status(name))
+                .certs(() -> TlsAdmin.json(listeners.tls()), () -> TlsAdmin.html(listeners.tls())); // TLS hook
     }
 
     /** The bound address of the admin API, or null when it is disabled. */
@@ -342,6 +354,9 @@ public final class Gateway implements AutoCloseable {
                 listeners.closeResources();
             }
             synchronized (this) {
+                if (listeners != null && listeners.rateLimiter != null) {
+                    listeners.rateLimiter.close();
+                }
                 if (clusters != null) {
                     clusters.close();
                 }
@@ -385,6 +400,7 @@ public final class Gateway implements AutoCloseable {
         private Ticker ticker = Ticker.system();
         private RandomGenerator random = new SplittableRandom();
         private Supplier<GatewayConfig> reloadSource;
+        private final Map<String, Supplier<HostSource>> hostSources = new LinkedHashMap<>();
 
         private Builder() {
         }
@@ -418,6 +434,17 @@ public final class Gateway implements AutoCloseable {
          */
         public Builder reloadSource(Supplier<GatewayConfig> source) {
             this.reloadSource = source;
+            return this;
+        }
+
+        /**
+         * Registers a source of hosts for clusters that name it: {@code "discovery": {"type": "custom",
+         * "source": "<name>"}} (or {@code DiscoveryConfig.custom(name)}). The factory is called once per
+         * cluster that uses it, when the cluster starts; the gateway closes the source when the cluster
+         * goes or the gateway stops. docs/embedding.md.
+         */
+        public Builder hostSource(String name, Supplier<HostSource> factory) {
+            hostSources.put(Objects.requireNonNull(name, "name"), Objects.requireNonNull(factory, "factory"));
             return this;
         }
 

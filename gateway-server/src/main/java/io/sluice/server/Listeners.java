@@ -29,6 +29,7 @@ import io.sluice.server.http.HttpServerInitializer;
 import io.sluice.server.metrics.GatewayMetrics;
 import io.sluice.server.metrics.ListenerMetrics;
 import io.sluice.server.route.RouteTable;
+import io.sluice.server.tls.DownstreamTls;
 import io.sluice.server.transport.ConnectionLimitHandler;
 import io.sluice.server.transport.Sockets;
 import io.sluice.server.transport.Transport;
@@ -91,6 +92,12 @@ final class Listeners {
     private volatile long drainGraceUntil;
     /** Run when a host fails its health check or is ejected (written under the lock, read from event loops). */
     private final List<Consumer<Host>> unavailableHooks = new CopyOnWriteArrayList<>();
+    /** TLS: the thread certificate files are watched on (null until a TLS listener starts). */
+    private io.netty.util.concurrent.DefaultEventExecutor tlsControlLoop;
+    private io.sluice.core.time.Scheduler tlsControl;
+
+    /** Rate limiting (docs/rate-limits.md); set once before {@link #start}. */
+    volatile io.sluice.server.policy.ratelimit.RateLimiter rateLimiter;
 
     Listeners(MeterRegistry registry, GatewayMetrics metrics, EventLoopGroup workers, Transport transport,
               TransportConfig transportConfig, boolean reusePort, Ticker ticker, AccessLog accessLog,
@@ -119,8 +126,9 @@ final class Listeners {
         List<CompletableFuture<Void>> binds = new ArrayList<>();
         Map<String, RunningListener> next = new LinkedHashMap<>();
         try {
-            for (ListenerConfig l : configs) {
-                RunningListener rl = bind(l, false);
+            for (int i = 0; i < configs.size(); i++) {
+                ListenerConfig l = configs.get(i);
+                RunningListener rl = bindAt(l, false, "$.listeners[" + i + "]");
                 next.put(l.name(), rl);
                 RouteTable table = RouteTable.compile(l.routes(), built);
                 attachMeters(rl, l, table);
@@ -189,6 +197,11 @@ final class Listeners {
                         "the running " + r.config.protocol().jsonName()
                                 + " while the listener keeps its port (give it a new port, or restart)");
             }
+            if (r != null && (r.config.tls() == null) != (l.tls() == null)) { // TLS: a socket-level change
+                throw new ConfigException("$.listeners[" + i + "].tls", l.tls() == null ? null : "{...}",
+                        (r.config.tls() == null ? "no tls" : "a tls block") + " like the running listener"
+                                + " (turning TLS on or off needs a new listener name, or a restart)");
+            }
         }
     }
 
@@ -216,7 +229,15 @@ final class Listeners {
                     && r.config.port() == l.port()) {
                 continue;
             }
-            RunningListener rl = bind(l, false);
+            RunningListener rl;
+            try {
+                rl = bindAt(l, false, "$.listeners[" + i + "]");
+            } catch (ConfigException e) {
+                for (RunningListener b : bound.values()) {
+                    unbind(b);
+                }
+                throw e;
+            }
             bound.put(l.name(), rl);
             Throwable failed = rl.sockets.awaitBound();
             if (failed != null) {
@@ -308,7 +329,10 @@ final class Listeners {
      * {@code transport.reuse_port} every worker has its own socket on the port and keeps what it accepts.
      */
     private ListenSockets listen(ListenerConfig l, ChannelInitializer<SocketChannel> pipeline, boolean accepting,
-                                 ConnectionLimitHandler limits) {
+                                 ConnectionLimitHandler limits, DownstreamTls tls) {
+        if (tls != null && l.protocol() != Protocol.AUTO) { // auto: ProtocolDetector adds TLS at a ClientHello
+            pipeline = tlsFirst(pipeline, tls);
+        }
         ServerBootstrap template = new ServerBootstrap()
                 .channel(transport.serverChannel())
                 .handler(limits) // max_connections, max_connections_per_client: refused before a pipeline exists
@@ -323,6 +347,57 @@ final class Listeners {
                 .childHandler(pipeline);
         return ListenSockets.bind(template, workers, reusePort ? transport.reusePortOption() : null, l.address(), l.port(),
                 "listener " + l.name());
+    }
+
+    /** TLS in front of a listener's pipeline: the SNI and handshake handlers right after the meter. */
+    private static ChannelInitializer<SocketChannel> tlsFirst(ChannelInitializer<SocketChannel> inner, DownstreamTls tls) {
+        return new ChannelInitializer<>() {
+            @Override
+            protected void initChannel(SocketChannel ch) {
+                ch.pipeline().addLast(inner); // runs at once (the channel is registered) and removes itself
+                tls.addHandlers(ch.pipeline(), SluicePipeline.METER);
+            }
+        };
+    }
+
+    /** {@link #bind}, with a TLS config error placed under the listener's JSON path {@code at}. */
+    private RunningListener bindAt(ListenerConfig l, boolean accepting, String at) {
+        try {
+            return bind(l, accepting);
+        } catch (ConfigException e) {
+            throw e.path().startsWith("$") ? e : e.under(at);
+        }
+    }
+
+    /** Loads a listener's certificates (null: cleartext) and starts watching its files. */
+    private DownstreamTls startTls(ListenerConfig l, io.sluice.server.channel.ListenerContext<?> ctx) {
+        if (l.tls() == null) {
+            return null;
+        }
+        DownstreamTls tls = DownstreamTls.start(l.name(), l.tls(), registry, ctx::scheduler);
+        tls.watch(tlsControl());
+        return tls;
+    }
+
+    /** The thread TLS listeners poll their certificate files and rotate ticket keys on; made at the first. */
+    private synchronized io.sluice.core.time.Scheduler tlsControl() {
+        if (tlsControl == null) {
+            tlsControlLoop = new io.netty.util.concurrent.DefaultEventExecutor(
+                    new io.netty.util.concurrent.DefaultThreadFactory("sluice-tls-watch", true));
+            tlsControl = new io.sluice.server.transport.EventLoopScheduler(tlsControlLoop, ticker);
+        }
+        return tlsControl;
+    }
+
+    /** The TLS state of every running listener that has it (admin {@code /certs}). */
+    List<DownstreamTls> tls() {
+        List<DownstreamTls> out = new ArrayList<>();
+        for (RunningListener l : listeners.values()) {
+            if (l.tls != null) {
+                out.add(l.tls);
+            }
+        }
+        return out;
     }
 
     /**
@@ -353,9 +428,12 @@ final class Listeners {
             BoltListenerContext ctx = new BoltListenerContext(l.name(), empty, l.bolt(), null, lm, workers, transport,
                     ticker, metrics::upstreamConnectionHandler);
             ctx.accessLog(accessLog);
-            return new RunningListener(l, lm, listen(l, new BoltServerInitializer(ctx, channels), accepting, limits),
-                    channels, null, ctx::startDraining, ctx::closePools, ctx::upstreamConnections, (lc, table) -> {
+            ctx.upstreamTls(clusters.upstreamTls()); // upstream TLS
+            DownstreamTls tls = startTls(l, ctx);
+            return new RunningListener(l, lm, listen(l, new BoltServerInitializer(ctx, channels), accepting, limits, tls),
+                    channels, null, ctx::startDraining, ctx::closePools, ctx::upstreamConnections, tls, (lc, table) -> {
                         limits.update(lc);
+                        updateTls(tls, lc);
                         String d = lc.bolt().defaultCluster();
                         ctx.update(table, lc.bolt(), d == null ? null : clusters.get(d));
                     });
@@ -366,12 +444,15 @@ final class Listeners {
         HttpListenerContext ctx = new HttpListenerContext(l.name(), empty, l.http(), lm, workers, transport, ticker,
                 metrics::cluster);
         ctx.accessLog(accessLog);
+        ctx.upstreamTls(clusters.upstreamTls()); // upstream TLS
+        DownstreamTls tls = startTls(l, ctx);
         Consumer<Host> hook = ctx::closeIdle;
         unavailableHooks.add(hook);
-        return new RunningListener(l, lm, listen(l, new HttpServerInitializer(ctx, channels), accepting, limits),
-                channels, hook, ctx::startDraining, ctx::closePools, ctx::upstreamConnections,
+        return new RunningListener(l, lm, listen(l, new HttpServerInitializer(ctx, channels), accepting, limits, tls),
+                channels, hook, ctx::startDraining, ctx::closePools, ctx::upstreamConnections, tls,
                 (lc, table) -> {
                     limits.update(lc);
+                    updateTls(tls, lc);
                     ctx.update(table, lc.http());
                 });
     }
@@ -387,12 +468,15 @@ final class Listeners {
         HttpListenerContext http = new HttpListenerContext(l.name(), empty, l.http(), lm, workers, transport, ticker,
                 metrics::cluster);
         http.accessLog(accessLog);
+        http.upstreamTls(clusters.upstreamTls()); // upstream TLS
         BoltListenerContext bolt = new BoltListenerContext(l.name(), empty, l.bolt(), null, lm, workers, transport,
                 ticker, metrics::upstreamConnectionHandler);
         bolt.accessLog(accessLog);
+        bolt.upstreamTls(clusters.upstreamTls()); // upstream TLS
         HttpServerInitializer httpPipeline = new HttpServerInitializer(http, channels);
         BoltServerInitializer boltPipeline = new BoltServerInitializer(bolt, channels);
         AtomicLong silence = new AtomicLong(silenceNanos(l));
+        DownstreamTls tls = startTls(l, http);
         ChannelInitializer<SocketChannel> detect = new ChannelInitializer<>() {
             @Override
             protected void initChannel(SocketChannel ch) {
@@ -402,12 +486,12 @@ final class Listeners {
                     ch.pipeline().addLast(SluicePipeline.METER, meter);
                 }
                 ch.pipeline().addLast(SluicePipeline.PROTOCOL_DETECTOR, new ProtocolDetector(c -> httpPipeline.configure(c),
-                        c -> boltPipeline.configure(c), silence::get, http::draining, lm, http::scheduler));
+                        c -> boltPipeline.configure(c), silence::get, http::draining, lm, http::scheduler).tls(tls));
             }
         };
         Consumer<Host> hook = http::closeIdle;
         unavailableHooks.add(hook);
-        return new RunningListener(l, lm, listen(l, detect, accepting, limits), channels, hook,
+        return new RunningListener(l, lm, listen(l, detect, accepting, limits, tls), channels, hook,
                 () -> {
                     http.startDraining();
                     bolt.startDraining();
@@ -416,14 +500,22 @@ final class Listeners {
                     http.closePools();
                     bolt.closePools();
                 },
-                () -> http.upstreamConnections() + bolt.upstreamConnections(),
+                () -> http.upstreamConnections() + bolt.upstreamConnections(), tls,
                 (lc, table) -> {
                     limits.update(lc);
+                    updateTls(tls, lc);
                     silence.set(silenceNanos(lc));
                     http.update(table, lc.http());
                     String d = lc.bolt().defaultCluster();
                     bolt.update(table, lc.bolt(), d == null ? null : clusters.get(d));
                 });
+    }
+
+    /** Reload: new certificates or settings for new handshakes (files that do not load keep the running ones). */
+    private static void updateTls(DownstreamTls tls, ListenerConfig lc) {
+        if (tls != null && lc.tls() != null) {
+            tls.update(lc.tls());
+        }
     }
 
     /** How long a connection to an auto listener may stay silent before its first byte: the longer idle timeout. */
@@ -434,6 +526,9 @@ final class Listeners {
     /** Gives the routes of {@code table} their meters (before the table is published). */
     private void attachMeters(RunningListener rl, ListenerConfig l, RouteTable table) {
         rl.metrics.attach(table, metrics::cluster);
+        if (rateLimiter != null) {
+            rateLimiter.attach(table); // policy.ratelimit: the rules naming each route
+        }
         if (l.protocol() != Protocol.HTTP) {
             String d = l.bolt().defaultCluster();
             rl.metrics.defaultCluster(d == null ? null : metrics.cluster(d));
@@ -443,6 +538,9 @@ final class Listeners {
     /** Undoes {@link #bind} of a listener that never accepted. */
     private void unbind(RunningListener rl) {
         rl.sockets.close();
+        if (rl.tls != null) {
+            rl.tls.stopWatching();
+        }
         if (rl.hook != null) {
             unavailableHooks.remove(rl.hook);
         }
@@ -501,6 +599,9 @@ final class Listeners {
             synchronized (this) {
                 if (!retiring.remove(rl)) {
                     return;
+                }
+                if (rl.tls != null) {
+                    rl.tls.stopWatching();
                 }
                 rl.closePools.run();
                 if (!metricsInUse(rl.metrics, rl)) {
@@ -618,6 +719,14 @@ final class Listeners {
             if (closed.add(l.metrics)) {
                 l.metrics.close();
             }
+            if (l.tls != null) {
+                l.tls.close();
+            }
+        }
+        synchronized (this) {
+            if (tlsControlLoop != null) {
+                tlsControlLoop.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
+            }
         }
     }
 
@@ -640,11 +749,12 @@ final class Listeners {
                                    ListenSockets sockets, ChannelGroup channels,
                                    Consumer<Host> hook, Runnable startDraining,
                                    Runnable closePools, IntSupplier upstreamConnections,
+                                   DownstreamTls tls,
                                    BiConsumer<ListenerConfig, RouteTable> reconfigure) {
 
         RunningListener withConfig(ListenerConfig c) {
             return new RunningListener(c, metrics, sockets, channels, hook, startDraining, closePools,
-                    upstreamConnections, reconfigure);
+                    upstreamConnections, tls, reconfigure);
         }
 
         /** The sockets start accepting connections (they were bound with auto-read off). */

@@ -434,10 +434,10 @@ public final class Main {
             int port = gw.port(l.name());
             sb.append("  listener  ").append(l.name()).append("  ")
                     .append(l.protocol() == Protocol.AUTO ? "http+bolt" : l.protocol().jsonName())
-                    .append("://").append(l.address()).append(':').append(port).append('\n');
+                    .append(l.tls() == null ? "" : "s").append("://").append(l.address()).append(':').append(port).append('\n');
             if (firstHttp == null && l.protocol() != Protocol.BOLT) {
                 String addr = "0.0.0.0".equals(l.address()) ? "127.0.0.1" : l.address();
-                firstHttp = "http://" + addr + ":" + port + "/";
+                firstHttp = (l.tls() == null ? "http://" : "https://") + addr + ":" + port + "/";
             }
         }
         if (gw.adminAddress() != null) {

@@ -10,6 +10,8 @@ import io.sluice.core.time.Scheduler;
 import io.sluice.server.metrics.ListenerMetrics;
 import io.sluice.server.channel.ConnectionTimer;
 import io.sluice.server.channel.DrainEvent;
+import io.sluice.server.channel.SluicePipeline;
+import io.sluice.server.tls.DownstreamTls;
 
 import java.util.List;
 import java.util.function.BooleanSupplier;
@@ -40,6 +42,8 @@ final class ProtocolDetector extends ByteToMessageDecoder {
     private ConnectionTimer timeout;
     private ChannelHandlerContext ctx;
     private boolean handedOver;
+    /** Auto listeners with TLS: a ClientHello (0x16) goes through TLS first; null = cleartext only. */
+    private DownstreamTls tls;
 
     /**
      * @param timeoutNanos read when the connection starts (a reload may change it); 0 = none
@@ -54,6 +58,19 @@ final class ProtocolDetector extends ByteToMessageDecoder {
         this.timeoutNanos = timeoutNanos;
         this.draining = draining;
         this.metrics = metrics;
+    }
+
+    /** TLS record type of a handshake message: the first byte of a ClientHello. */
+    static final byte TLS_HANDSHAKE = 0x16;
+
+    /**
+     * Makes a ClientHello (first byte 0x16) start TLS, with another detector inside it for the
+     * HTTP or Bolt that follows; other first bytes are served in cleartext only when the listener's
+     * {@code tls.allow_plaintext} is on (closed otherwise). Null: no TLS.
+     */
+    ProtocolDetector tls(DownstreamTls tls) {
+        this.tls = tls;
+        return this;
     }
 
     /** True for the first byte of a Bolt frame (its protocol code). */
@@ -82,7 +99,26 @@ final class ProtocolDetector extends ByteToMessageDecoder {
             return;
         }
         Channel ch = ctx.channel();
-        (isBolt(in.getByte(in.readerIndex())) ? bolt : http).accept(ch);
+        byte first = in.getByte(in.readerIndex());
+        if (tls != null) {
+            if (first == TLS_HANDSHAKE) {
+                tls.addHandlers(ctx.pipeline(), ctx.name());
+                ctx.pipeline().addLast(SluicePipeline.TLS_PROTOCOL_DETECTOR, new ProtocolDetector(http, bolt, timeoutNanos,
+                        draining, metrics, schedulers));
+                hand(ctx);
+                return;
+            }
+            if (!tls.current().config().allowPlaintext()) {
+                in.skipBytes(in.readableBytes());
+                ctx.close(); // cleartext on a TLS-only listener: counted opened and closed at channelInactive
+                return;
+            }
+        }
+        (isBolt(first) ? bolt : http).accept(ch);
+        hand(ctx);
+    }
+
+    private void hand(ChannelHandlerContext ctx) {
         handedOver = true;
         cancelTimeout();
         ctx.fireChannelActive(); // the handlers just added start as on a fresh connection

@@ -66,6 +66,7 @@ final class Reloader {
         Listeners.Staged staged;
         try {
             checkReloadable(next);
+            clusters.upstreamTls().prepare(next.clusters()); // upstream TLS files read and checked before anything changes
             staged = listeners.stage(next.listeners());
         } catch (ConfigException e) {
             rejected(e, trigger, source);
@@ -73,6 +74,9 @@ final class Reloader {
         }
         GatewayConfig old = config;
         ClusterRegistry.Update clustersChanged = clusters.update(next.clusters());
+        if (listeners.rateLimiter != null) {
+            listeners.rateLimiter.update(next.rateLimit()); // before the route tables pick their rules
+        }
         Listeners.Applied listenersChanged = listeners.apply(staged, next.listeners(), clustersChanged.clusters,
                 next.drainTimeout());
         // no route references a retired balancer any more; in-flight requests keep their host and finish

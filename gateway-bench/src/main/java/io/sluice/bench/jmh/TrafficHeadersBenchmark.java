@@ -9,7 +9,7 @@ import io.sluice.core.config.HttpOptions;
 import io.sluice.core.config.ListenerConfig;
 import io.sluice.core.config.RequestTracing;
 import io.sluice.core.config.RouteConfig;
-import io.sluice.core.config.TrafficPolicy;
+import io.sluice.core.config.RouteRules;
 import io.sluice.core.config.TransportConfig;
 import io.sluice.server.Gateway;
 import io.sluice.server.demo.DemoHttpBackend;
@@ -66,7 +66,7 @@ public class TrafficHeadersBenchmark {
         RouteConfig route = RouteConfig.to("c");
         HttpOptions http = HttpOptions.defaults();
         if (rules) {
-            route = route.withTraffic(TrafficPolicy.builder()
+            route = route.withRules(RouteRules.builder()
                     .requestHeaders(new HeaderRules(List.of(), List.of(new HeaderRules.Header("x-gateway-route", "%ROUTE_NAME%")),
                             List.of("x-internal")))
                     .responseHeaders(new HeaderRules(List.of(new HeaderRules.Header("x-served-by", "%UPSTREAM_HOST%")),

@@ -54,6 +54,22 @@ class JmhSmokeIT {
     }
 
     @Test
+    void breakerCheckRuns() throws Exception {
+        Options opts = new OptionsBuilder()
+                .include(BreakerCheckBenchmark.class.getName())
+                .forks(0)
+                .warmupIterations(0)
+                .measurementIterations(1).measurementTime(TimeValue.milliseconds(200))
+                .shouldFailOnError(true)
+                .build();
+        Collection<RunResult> results = new Runner(opts).run();
+        assertThat(results).hasSize(3); // 1 and 2 threads, and the retry budget
+        for (RunResult r : results) {
+            assertThat(r.getPrimaryResult().getScore()).isPositive();
+        }
+    }
+
+    @Test
     void httpCodecExchangeRunsWithBothCodecs() throws Exception {
         Options opts = new OptionsBuilder()
                 .include(HttpCodecBenchmark.class.getName() + ".exchange")

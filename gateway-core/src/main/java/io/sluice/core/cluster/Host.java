@@ -24,6 +24,10 @@ public final class Host {
     private volatile long ejectedUntilNanos;
     private volatile boolean ejected;
     private volatile long warmStartNanos = NOT_WARMING;
+    /** Where the host came from: null = the config file, else a discovery source ("zookeeper", ...). */
+    private volatile String origin;
+    /** The host's own start time from its source (epoch ms), 0 = unknown. */
+    private volatile long startMillis;
     private final AtomicInteger activeRequests = new AtomicInteger();
 
     public Host(HostConfig config) {
@@ -95,6 +99,28 @@ public final class Host {
 
     public void warmStartNanos(long t0) {
         this.warmStartNanos = t0;
+    }
+
+    /** Where the host came from: {@code config}, or the discovery source that listed it. */
+    public String origin() {
+        String o = origin;
+        return o == null ? "config" : o;
+    }
+
+    /** True when a discovery source (not the config file) listed this host. */
+    public boolean discovered() {
+        return origin != null;
+    }
+
+    /** The host's start time as its source reported it (epoch ms), 0 = unknown. */
+    public long startMillis() {
+        return startMillis;
+    }
+
+    /** Marks the host as listed by a discovery source with the given start time. */
+    public void discovered(String source, long startMillis) {
+        this.origin = source;
+        this.startMillis = startMillis;
     }
 
     public int activeRequests() {

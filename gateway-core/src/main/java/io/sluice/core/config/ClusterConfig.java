@@ -24,12 +24,22 @@ import java.util.Set;
  *                          false (default) = they start warm
  * @param leastRequestChoices   LEAST_REQUEST: hosts sampled per pick (power of N choices)
  * @param activeRequestBias     LEAST_REQUEST with weights: weight / (active + 1) ^ bias
+ * @param tls               TLS to the hosts (verification, SNI, client certificate), null = cleartext
+ * @param hashLb            RING_HASH / MAGLEV: ring and table sizes (defaults when null)
+ * @param retryPolicy       retries for routes to this cluster that have no policy of their own (null = none)
+ * @param circuitBreakers   concurrency limits and the retry budget (null = the defaults for the protocol)
+ * @param discovery         where the hosts come from when not (only) listed here: a registry, DNS or an
+ *                          embedder's {@code HostSource}; null = the static {@code hosts}
+ * @param headers           HTTP header rules of the cluster, applied before the route's (null = none)
  */
 public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<HostConfig> hosts,
                             Duration connectTimeout, Duration responseTimeout, PoolConfig pool,
                             HealthCheckConfig healthCheck, SlowStartConfig slowStart, OutlierConfig outlier,
                             int panicThreshold, boolean warmUpAtBoot,
-                            int leastRequestChoices, double activeRequestBias, ClusterHeaders headers) {
+                            int leastRequestChoices, double activeRequestBias, UpstreamTlsConfig tls,
+                            HashLbConfig hashLb, RetryPolicyConfig retryPolicy,
+                            CircuitBreakerConfig circuitBreakers, DiscoveryConfig discovery,
+                            ClusterHeaders headers) {
 
     /**
      * HTTP header rules of a cluster, applied before those of the route that sent the request here.
@@ -38,15 +48,6 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
      * @param response rules for its responses (null: none)
      */
     public record ClusterHeaders(HeaderRules request, HeaderRules response) {
-    }
-
-    /** A cluster without header rules. */
-    public ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<HostConfig> hosts,
-                         Duration connectTimeout, Duration responseTimeout, PoolConfig pool,
-                         HealthCheckConfig healthCheck, SlowStartConfig slowStart, OutlierConfig outlier,
-                         int panicThreshold, boolean warmUpAtBoot, int leastRequestChoices, double activeRequestBias) {
-        this(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck, slowStart, outlier,
-                panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias, null);
     }
 
     public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(3);
@@ -70,11 +71,32 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         connectTimeout = connectTimeout == null ? DEFAULT_CONNECT_TIMEOUT : Checks.positive("connect_timeout", connectTimeout);
         responseTimeout = responseTimeout == null ? DEFAULT_RESPONSE_TIMEOUT : Checks.positive("response_timeout", responseTimeout);
         pool = pool == null ? PoolConfig.defaults() : pool;
+        hashLb = hashLb == null ? HashLbConfig.defaults() : hashLb;
         Checks.range("panic_threshold", panicThreshold, 0, 100);
         Checks.range("least_request_choices", leastRequestChoices, 2, 100);
         if (!(activeRequestBias >= 0) || Double.isInfinite(activeRequestBias)) {
             throw new ConfigException("active_request_bias", activeRequestBias, "a finite number >= 0");
         }
+        circuitBreakers = circuitBreakers == null ? CircuitBreakerConfig.defaults(protocol) : circuitBreakers;
+    }
+
+    /** Static hosts, cleartext, default hash sizes, no retry policy, the default circuit breakers, no header rules. */
+    public ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<HostConfig> hosts,
+                         Duration connectTimeout, Duration responseTimeout, PoolConfig pool,
+                         HealthCheckConfig healthCheck, SlowStartConfig slowStart, OutlierConfig outlier,
+                         int panicThreshold, boolean warmUpAtBoot, int leastRequestChoices, double activeRequestBias) {
+        this(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck, slowStart, outlier,
+                panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias, null, null, null, null, null, null);
+    }
+
+    /** The same cluster with TLS to its hosts ({@code null}: cleartext). */
+    public ClusterConfig withTls(UpstreamTlsConfig t) {
+        return toBuilder().tls(t).build();
+    }
+
+    /** True when the hosts come from a {@linkplain #discovery() discovery source}, not the config. */
+    public boolean discovered() {
+        return discovery != null;
     }
 
     /** A cluster with every default: weighted round robin, no health check, no slow start. */
@@ -82,8 +104,17 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         return builder().name(name).hosts(hosts).build();
     }
 
+    /**
+     * The same cluster speaking {@code p}. A {@code max_requests} at the old protocol's default
+     * becomes the new protocol's default (MOSN-format clusters learn their protocol late).
+     */
     public ClusterConfig withProtocol(Protocol p) {
-        return toBuilder().protocol(p).build();
+        CircuitBreakerConfig cb = circuitBreakers;
+        int oldDefault = CircuitBreakerConfig.defaults(protocol).maxRequests();
+        if (cb.maxRequests() == oldDefault) {
+            cb = cb.toBuilder().maxRequests(CircuitBreakerConfig.defaults(p).maxRequests()).build();
+        }
+        return toBuilder().protocol(p).circuitBreakers(cb).build();
     }
 
     public ClusterConfig withHosts(List<HostConfig> newHosts) {
@@ -136,6 +167,11 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         b.warmUpAtBoot = warmUpAtBoot;
         b.leastRequestChoices = leastRequestChoices;
         b.activeRequestBias = activeRequestBias;
+        b.tls = tls;
+        b.hashLb = hashLb;
+        b.retryPolicy = retryPolicy;
+        b.circuitBreakers = circuitBreakers;
+        b.discovery = discovery;
         b.headers = headers;
         return b;
     }
@@ -161,13 +197,12 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         private boolean warmUpAtBoot;
         private int leastRequestChoices = 2;
         private double activeRequestBias = 1.0;
+        private UpstreamTlsConfig tls;
+        private HashLbConfig hashLb;
+        private RetryPolicyConfig retryPolicy;
+        private CircuitBreakerConfig circuitBreakers;
+        private DiscoveryConfig discovery;
         private ClusterHeaders headers;
-
-        /** HTTP header rules of the cluster (null: none). */
-        public Builder headers(ClusterHeaders h) {
-            this.headers = h;
-            return this;
-        }
 
         private Builder() {
         }
@@ -242,6 +277,39 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
             return this;
         }
 
+        /** TLS to the hosts; null (the default) = cleartext. */
+        public Builder tls(UpstreamTlsConfig tls) {
+            this.tls = tls;
+            return this;
+        }
+
+        /** RING_HASH / MAGLEV ring and table sizes; null = defaults. */
+        public Builder hashLb(HashLbConfig hashLb) {
+            this.hashLb = hashLb;
+            return this;
+        }
+
+        public Builder retryPolicy(RetryPolicyConfig retryPolicy) {
+            this.retryPolicy = retryPolicy;
+            return this;
+        }
+
+        public Builder circuitBreakers(CircuitBreakerConfig circuitBreakers) {
+            this.circuitBreakers = circuitBreakers;
+            return this;
+        }
+
+        public Builder discovery(DiscoveryConfig discovery) {
+            this.discovery = discovery;
+            return this;
+        }
+
+        /** HTTP header rules of the cluster (null: none). */
+        public Builder headers(ClusterHeaders h) {
+            this.headers = h;
+            return this;
+        }
+
         /** The hosts, given one by one. */
         public Builder hosts(HostConfig... hosts) {
             this.hosts = List.of(hosts);
@@ -249,7 +317,7 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         }
 
         public ClusterConfig build() {
-            return new ClusterConfig(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck, slowStart, outlier, panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias, headers);
+            return new ClusterConfig(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck, slowStart, outlier, panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias, tls, hashLb, retryPolicy, circuitBreakers, discovery, headers);
         }
     }
 }

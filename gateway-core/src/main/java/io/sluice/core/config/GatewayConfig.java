@@ -19,10 +19,11 @@ import java.util.Set;
  * @param drainTimeout on shutdown, how long in-flight requests may take to finish
  * @param accessLog    the access log (off by default)
  * @param watchConfig  polling the config file for changes (off by default)
+ * @param rateLimit    rate-limit rules (none by default)
  */
 public record GatewayConfig(List<ListenerConfig> listeners, List<ClusterConfig> clusters, AdminConfig admin,
                             TransportConfig transport, Duration drainTimeout, AccessLogConfig accessLog,
-                            WatchConfig watchConfig) {
+                            WatchConfig watchConfig, RateLimitConfig rateLimit) {
 
     public static final Duration DEFAULT_DRAIN_TIMEOUT = Duration.ofSeconds(10);
 
@@ -38,7 +39,15 @@ public record GatewayConfig(List<ListenerConfig> listeners, List<ClusterConfig> 
         this(listeners, clusters, admin, transport, drainTimeout, accessLog, null);
     }
 
+    /** A config without rate limits. */
+    public GatewayConfig(List<ListenerConfig> listeners, List<ClusterConfig> clusters, AdminConfig admin,
+                         TransportConfig transport, Duration drainTimeout, AccessLogConfig accessLog,
+                         WatchConfig watchConfig) {
+        this(listeners, clusters, admin, transport, drainTimeout, accessLog, watchConfig, null);
+    }
+
     public GatewayConfig {
+        rateLimit = rateLimit == null ? RateLimitConfig.disabled() : rateLimit;
         accessLog = accessLog == null ? AccessLogConfig.disabled() : accessLog;
         watchConfig = watchConfig == null ? WatchConfig.disabled() : watchConfig;
         listeners = Checks.list(listeners);
@@ -67,6 +76,7 @@ public record GatewayConfig(List<ListenerConfig> listeners, List<ClusterConfig> 
                 throw new ConfigException(at + ".port", l.port(), "a port no other listener binds on " + l.address());
             }
             for (int r = 0; r < l.routes().size(); r++) {
+                TrafficPolicies.check(at + ".routes[" + r + "]", l.routes().get(r), byName); // weighted clusters, mirrors
                 String c = l.routes().get(r).cluster();
                 if (c == null) { // a route answering by itself (redirect, direct_response): HTTP only
                     if (l.protocol() == Protocol.BOLT) {
@@ -104,9 +114,34 @@ public record GatewayConfig(List<ListenerConfig> listeners, List<ClusterConfig> 
                 }
             }
         }
+        checkRateLimitRoutes(listeners, rateLimit);
         if (admin.enabled() && admin.port() != 0 && binds.contains(admin.address() + ":" + admin.port())) {
             throw new ConfigException("$.admin.port", admin.port(), "a port no listener binds on " + admin.address());
         }
+    }
+
+    /** Every route a rate-limit rule names must exist (a route's name, or {@code route<index>} without one). */
+    private static void checkRateLimitRoutes(List<ListenerConfig> listeners, RateLimitConfig rl) {
+        Set<String> routes = new HashSet<>();
+        for (ListenerConfig l : listeners) {
+            for (int r = 0; r < l.routes().size(); r++) {
+                String n = l.routes().get(r).name();
+                routes.add(n != null ? n : "route" + r);
+            }
+        }
+        for (int i = 0; i < rl.rules().size(); i++) {
+            List<String> names = rl.rules().get(i).routes();
+            for (int j = 0; j < names.size(); j++) {
+                if (!routes.contains(names.get(j))) {
+                    throw new ConfigException("$.rate_limit.rules[" + i + "].routes[" + j + "]", names.get(j),
+                            "one of the route names " + new java.util.TreeSet<>(routes));
+                }
+            }
+        }
+    }
+
+    public GatewayConfig withRateLimit(RateLimitConfig r) {
+        return toBuilder().rateLimit(r).build();
     }
 
     public ClusterConfig cluster(String name) {
@@ -157,6 +192,7 @@ public record GatewayConfig(List<ListenerConfig> listeners, List<ClusterConfig> 
         b.drainTimeout = drainTimeout;
         b.accessLog = accessLog;
         b.watchConfig = watchConfig;
+        b.rateLimit = rateLimit;
         return b;
     }
 
@@ -173,6 +209,7 @@ public record GatewayConfig(List<ListenerConfig> listeners, List<ClusterConfig> 
         private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
         private AccessLogConfig accessLog;
         private WatchConfig watchConfig;
+        private RateLimitConfig rateLimit;
 
         private Builder() {
         }
@@ -212,6 +249,11 @@ public record GatewayConfig(List<ListenerConfig> listeners, List<ClusterConfig> 
             return this;
         }
 
+        public Builder rateLimit(RateLimitConfig rateLimit) {
+            this.rateLimit = rateLimit;
+            return this;
+        }
+
         /** The listeners, given one by one. */
         public Builder listeners(ListenerConfig... listeners) {
             this.listeners = List.of(listeners);
@@ -225,7 +267,7 @@ public record GatewayConfig(List<ListenerConfig> listeners, List<ClusterConfig> 
         }
 
         public GatewayConfig build() {
-            return new GatewayConfig(listeners, clusters, admin, transport, drainTimeout, accessLog, watchConfig);
+            return new GatewayConfig(listeners, clusters, admin, transport, drainTimeout, accessLog, watchConfig, rateLimit);
         }
     }
 }

@@ -30,13 +30,15 @@ import java.util.List;
  *                              it, once {@code requestBodyTimeout} has passed since the head (every
  *                              {@code minRequestBodyRate} bytes received buy one more second) → 408,
  *                              or a close if the response has started; 0 = no rate rule
+ * @param http2                 HTTP/2 (h2c) on this listener and its limits ({@link Http2Options})
  * @param tracing               request ids and trace context; null: none (the request path does no work for it)
  */
 public record HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxRequestBodyBytes,
                           Duration idleTimeout, Duration requestHeaderTimeout, boolean preserveHost,
                           boolean xForwarded, Duration requestBodyTimeout, Duration writeTimeout,
                           Duration drainGrace, List<CidrRange> trustedProxies, PathOptions path,
-                          int maxResponseHeaderSize, long minRequestBodyRate, RequestTracing tracing) {
+                          int maxResponseHeaderSize, long minRequestBodyRate, Http2Options http2,
+                          RequestTracing tracing) {
 
     public static final Duration DEFAULT_REQUEST_BODY_TIMEOUT = Duration.ofSeconds(30);
     public static final Duration DEFAULT_WRITE_TIMEOUT = Duration.ofSeconds(30);
@@ -59,10 +61,11 @@ public record HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxR
         path = path == null ? PathOptions.defaults() : path;
         Checks.range("max_response_header_size", maxResponseHeaderSize, 1024, 1 << 20);
         Checks.atLeast("min_request_body_rate", minRequestBodyRate, 0);
+        http2 = http2 == null ? Http2Options.defaults() : http2;
         tracing = tracing == null || !tracing.any() ? null : tracing;
     }
 
-    /** Options without request tracing. */
+    /** The options as they were before HTTP/2 and tracing existed (HTTP/2 options at their defaults, no tracing). */
     public HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxRequestBodyBytes,
                        Duration idleTimeout, Duration requestHeaderTimeout, boolean preserveHost,
                        boolean xForwarded, Duration requestBodyTimeout, Duration writeTimeout,
@@ -70,7 +73,7 @@ public record HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxR
                        int maxResponseHeaderSize, long minRequestBodyRate) {
         this(maxInitialLineLength, maxHeaderSize, maxRequestBodyBytes, idleTimeout, requestHeaderTimeout, preserveHost,
                 xForwarded, requestBodyTimeout, writeTimeout, drainGrace, trustedProxies, path, maxResponseHeaderSize,
-                minRequestBodyRate, null);
+                minRequestBodyRate, null, null);
     }
 
     public static HttpOptions defaults() {
@@ -121,6 +124,7 @@ public record HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxR
         b.path = path;
         b.maxResponseHeaderSize = maxResponseHeaderSize;
         b.minRequestBodyRate = minRequestBodyRate;
+        b.http2 = http2;
         b.tracing = tracing;
         return b;
     }
@@ -144,6 +148,7 @@ public record HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxR
         private PathOptions path = PathOptions.defaults();
         private int maxResponseHeaderSize = DEFAULT_MAX_RESPONSE_HEADER_SIZE;
         private long minRequestBodyRate = DEFAULT_MIN_REQUEST_BODY_RATE;
+        private Http2Options http2 = Http2Options.defaults();
         private RequestTracing tracing;
 
         private Builder() {
@@ -219,15 +224,20 @@ public record HttpOptions(int maxInitialLineLength, int maxHeaderSize, long maxR
             return this;
         }
 
-        public HttpOptions build() {
-            return new HttpOptions(maxInitialLineLength, maxHeaderSize, maxRequestBodyBytes, idleTimeout,
-                    requestHeaderTimeout, preserveHost, xForwarded, requestBodyTimeout, writeTimeout, drainGrace,
-                    trustedProxies, path, maxResponseHeaderSize, minRequestBodyRate, tracing);
+        public Builder http2(Http2Options http2) {
+            this.http2 = http2;
+            return this;
         }
 
         public Builder tracing(RequestTracing tracing) {
             this.tracing = tracing;
             return this;
+        }
+
+        public HttpOptions build() {
+            return new HttpOptions(maxInitialLineLength, maxHeaderSize, maxRequestBodyBytes, idleTimeout,
+                    requestHeaderTimeout, preserveHost, xForwarded, requestBodyTimeout, writeTimeout, drainGrace,
+                    trustedProxies, path, maxResponseHeaderSize, minRequestBodyRate, http2, tracing);
         }
     }
 }

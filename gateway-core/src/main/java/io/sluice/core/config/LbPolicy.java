@@ -11,7 +11,16 @@ public enum LbPolicy {
     /** Uniform random (weighted when weights differ). */
     RANDOM,
     /** Power of two choices on active requests; weighted EDF with an active-request bias when weights differ. */
-    LEAST_REQUEST;
+    LEAST_REQUEST,
+    /** Consistent hashing on a ring of host points (ketama), keyed by the route's hash_policy. */
+    RING_HASH,
+    /** Maglev consistent hashing (a prime-sized lookup table), keyed by the route's hash_policy. */
+    MAGLEV;
+
+    /** True for the policies that choose a host from a request's hash key. */
+    public boolean hashed() {
+        return this == RING_HASH || this == MAGLEV;
+    }
 
     /** The JSON spelling, e.g. {@code weighted_round_robin}. */
     public String jsonName() {
@@ -30,6 +39,8 @@ public enum LbPolicy {
                 case "LB_WEIGHTED_ROUNDROBIN" -> "WEIGHTED_ROUND_ROBIN";
                 case "LB_RANDOM" -> "RANDOM";
                 case "LB_LEAST_REQUEST" -> "LEAST_REQUEST";
+                case "LB_MAGLEV" -> "MAGLEV";
+                case "LB_RING_HASH", "LB_RINGHASH" -> "RING_HASH";
                 default -> n;
             };
         }

@@ -16,9 +16,11 @@ import java.util.List;
  *                                them at accept); 0 = no limit
  * @param maxConnectionsPerClient open connections from one client IP address at which more from it
  *                                are refused; 0 = no limit
+ * @param tls                     downstream TLS; null = cleartext
  */
 public record ListenerConfig(String name, Protocol protocol, String address, int port, List<RouteConfig> routes,
-                             HttpOptions http, BoltOptions bolt, int maxConnections, int maxConnectionsPerClient) {
+                             HttpOptions http, BoltOptions bolt, int maxConnections, int maxConnectionsPerClient,
+                             TlsConfig tls) {
 
     /** Default {@code max_connections}: two file descriptors each (client and upstream) stay well under a 65 536 fd limit. */
     public static final int DEFAULT_MAX_CONNECTIONS = 16_384;
@@ -35,6 +37,12 @@ public record ListenerConfig(String name, Protocol protocol, String address, int
         bolt = bolt == null ? BoltOptions.defaults() : bolt;
         Checks.range("max_connections", maxConnections, 0, Integer.MAX_VALUE);
         Checks.range("max_connections_per_client", maxConnectionsPerClient, 0, Integer.MAX_VALUE);
+    }
+
+    /** A cleartext listener. */
+    public ListenerConfig(String name, Protocol protocol, String address, int port, List<RouteConfig> routes,
+                          HttpOptions http, BoltOptions bolt, int maxConnections, int maxConnectionsPerClient) {
+        this(name, protocol, address, port, routes, http, bolt, maxConnections, maxConnectionsPerClient, null);
     }
 
     /** A listener with the default connection limits. */
@@ -80,6 +88,7 @@ public record ListenerConfig(String name, Protocol protocol, String address, int
         b.bolt = bolt;
         b.maxConnections = maxConnections;
         b.maxConnectionsPerClient = maxConnectionsPerClient;
+        b.tls = tls;
         return b;
     }
 
@@ -98,8 +107,15 @@ public record ListenerConfig(String name, Protocol protocol, String address, int
         private BoltOptions bolt = BoltOptions.defaults();
         private int maxConnections = DEFAULT_MAX_CONNECTIONS;
         private int maxConnectionsPerClient = DEFAULT_MAX_CONNECTIONS_PER_CLIENT;
+        private TlsConfig tls;
 
         private Builder() {
+        }
+
+        /** Downstream TLS (null = cleartext). */
+        public Builder tls(TlsConfig tls) {
+            this.tls = tls;
+            return this;
         }
 
         public Builder name(String name) {
@@ -155,7 +171,7 @@ public record ListenerConfig(String name, Protocol protocol, String address, int
 
         public ListenerConfig build() {
             return new ListenerConfig(name, protocol, address, port, routes, http, bolt, maxConnections,
-                    maxConnectionsPerClient);
+                    maxConnectionsPerClient, tls);
         }
     }
 }

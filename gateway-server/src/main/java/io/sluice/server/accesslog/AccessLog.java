@@ -33,14 +33,21 @@ public final class AccessLog implements AutoCloseable, RequestLog {
 
     private static final Logger log = LoggerFactory.getLogger(AccessLog.class);
 
-    /** One finished request. {@code target} is "METHOD path" for HTTP, "service#method" for Bolt. */
+    /**
+     * One finished request. {@code target} is "METHOD path" for HTTP, "service#method" for Bolt.
+     *
+     * @param attempts   upstream attempts (1 + retries)
+     * @param clientCert the verified client certificate (TLS listeners with client auth), or null
+     * @param traceId    HTTP: traceparent's trace id, else x-request-id; Bolt: sofaTraceId; or null
+     */
     public record Entry(long epochMillis, String listener, String protocol, String client, String target, int status,
-                        String outcome, String upstream, long bytesOut, long durationMicros, String traceId) {
+                        String outcome, String upstream, long bytesOut, long durationMicros, int attempts,
+                        String clientCert, String traceId) {
 
-        /** An entry without a trace id. */
+        /** An entry of one attempt, without client certificate or trace id. */
         public Entry(long epochMillis, String listener, String protocol, String client, String target, int status,
                      String outcome, String upstream, long bytesOut, long durationMicros) {
-            this(epochMillis, listener, protocol, client, target, status, outcome, upstream, bytesOut, durationMicros, null);
+            this(epochMillis, listener, protocol, client, target, status, outcome, upstream, bytesOut, durationMicros, 1, null, null);
         }
     }
 
@@ -88,7 +95,8 @@ public final class AccessLog implements AutoCloseable, RequestLog {
     @Override
     public void requestEnded(RequestEnd e) {
         log(new Entry(System.currentTimeMillis(), e.listener(), e.protocol(), e.client, e.target == null ? "-" : e.target,
-                e.status, e.outcome.tag(), e.upstream(), e.bytesOut, e.durationNanos / 1000, e.traceId));
+                e.status, e.outcome.tag(), e.upstream(), e.bytesOut, e.durationNanos / 1000, e.attempts, e.clientCert,
+                e.traceId));
     }
 
     /** Queues an entry; never blocks. */
@@ -137,14 +145,24 @@ public final class AccessLog implements AutoCloseable, RequestLog {
             quote(sb, e.target()).append(",\"status\":").append(e.status()).append(",\"outcome\":\"").append(e.outcome())
                     .append("\",\"upstream\":");
             quote(sb, e.upstream()).append(",\"bytes_out\":").append(e.bytesOut()).append(",\"duration_us\":")
-                    .append(e.durationMicros()).append(",\"trace_id\":");
-            quote(sb, e.traceId()).append("}\n");
+                    .append(e.durationMicros()).append(",\"attempts\":").append(e.attempts());
+            if (e.clientCert() != null) { // TLS: the verified client certificate
+                quote(sb.append(",\"client_cert\":"), e.clientCert());
+            }
+            quote(sb.append(",\"trace_id\":"), e.traceId()).append("}\n");
         } else {
             sb.append(Instant.ofEpochMilli(e.epochMillis())).append(' ').append(e.listener()).append(' ')
                     .append(e.protocol()).append(' ').append(e.client()).append(" \"").append(e.target()).append("\" ")
                     .append(e.status()).append(' ').append(e.outcome()).append(' ')
                     .append(e.upstream() == null ? "-" : e.upstream()).append(' ').append(e.bytesOut()).append(' ')
-                    .append(e.durationMicros()).append("us ").append(e.traceId() == null ? "-" : e.traceId()).append('\n');
+                    .append(e.durationMicros()).append("us ").append(e.traceId() == null ? "-" : e.traceId());
+            if (e.attempts() > 1) {
+                sb.append(" attempts=").append(e.attempts()); // retried (resilience)
+            }
+            if (e.clientCert() != null) { // TLS: the verified client certificate
+                sb.append(" cert=\"").append(e.clientCert().replace("\"", "'")).append('"');
+            }
+            sb.append('\n');
         }
     }
 

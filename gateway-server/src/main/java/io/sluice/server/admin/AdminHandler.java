@@ -26,12 +26,14 @@ import io.sluice.core.cluster.Host;
 import io.sluice.core.config.ConfigException;
 import io.sluice.core.config.GatewayConfig;
 import io.sluice.lb.ClusterBalancer;
+import io.sluice.server.policy.BreakerStatus;
 import io.sluice.server.config.ConfigJson;
 
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -62,15 +64,21 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
               GET  /healthz   200 while the process is up (liveness)
               GET  /clusters  clusters and hosts (JSON)
               GET  /config    the running config (JSON, native format)
+              GET  /certs     TLS provider and loaded certificates (JSON)
               POST /reload    re-read the config file and apply it
             """;
 
     private final MeterRegistry registry;
     private final Supplier<Map<String, ClusterBalancer>> clusters;
+    /** Per cluster, its discovery source's state for {@code /clusters} (null result = none). */
+    private volatile Function<String, Map<String, Object>> discovery;
     private final BooleanSupplier ready;
     private final Supplier<GatewayConfig> config;
     private final Reloader reloader;
     private final Status status;
+    /** TLS hook: {@code GET /certs} JSON and the status page's certificate table (null: none). */
+    private Supplier<String> certsJson;
+    private Supplier<String> certsHtml;
 
     /** What the status page shows besides the clusters. Called on the admin thread; must not block. */
     public interface Status {
@@ -162,6 +170,13 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
         this.reloader = reloader;
     }
 
+    /** TLS hook: what {@code GET /certs} answers and the status page adds (each called on the admin thread). */
+    public AdminHandler certs(Supplier<String> json, Supplier<String> html) {
+        this.certsJson = json;
+        this.certsHtml = html;
+        return this;
+    }
+
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
         if (!req.decoderResult().isSuccess()) {
@@ -182,8 +197,15 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
             return;
         }
         switch (path) {
-            case "/", "" -> send(ctx, req, HttpResponseStatus.OK, "text/html; charset=utf-8",
-                    StatusPage.render(clusters.get(), status, ready.getAsBoolean()));
+            case "/", "" -> {
+                String page = StatusPage.render(clusters.get(), status, ready.getAsBoolean());
+                if (certsHtml != null) { // TLS hook
+                    page = page.replace("</body>", certsHtml.get() + "</body>");
+                }
+                send(ctx, req, HttpResponseStatus.OK, "text/html; charset=utf-8", page);
+            }
+            case "/certs" -> send(ctx, req, HttpResponseStatus.OK, "application/json", // TLS hook
+                    certsJson == null ? "{\"listeners\":[]}\n" : certsJson.get());
             case "/metrics" -> {
                 if (status != null && !status.metricsOn()) {
                     send(ctx, req, HttpResponseStatus.NOT_FOUND, "text/plain",
@@ -237,6 +259,12 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
         t.start();
     }
 
+    /** Adds each cluster's discovery state (source, connection state, digest) to {@code /clusters}. */
+    public AdminHandler withDiscovery(Function<String, Map<String, Object>> status) {
+        this.discovery = status;
+        return this;
+    }
+
     private String clustersJson() {
         ObjectNode root = JSON.createObjectNode();
         ArrayNode list = root.putArray("clusters");
@@ -246,10 +274,20 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
             cn.put("protocol", c.config().protocol().jsonName());
             cn.put("lb", c.config().lb().name().toLowerCase());
             cn.put("panic", c.panicking());
+            BreakerStatus.json(cn, c); // resilience
+            Function<String, Map<String, Object>> d = discovery;
+            Map<String, Object> disc = d == null ? null : d.apply(c.name());
+            if (disc != null) {
+                cn.set("discovery", JSON.valueToTree(disc));
+            }
             ArrayNode hosts = cn.putArray("hosts");
             for (Host h : c.hosts()) {
                 ObjectNode hn = hosts.addObject();
                 hn.put("address", h.address());
+                hn.put("source", h.origin());
+                if (h.startMillis() > 0) {
+                    hn.put("start_time_ms", h.startMillis());
+                }
                 hn.put("weight", h.weight());
                 hn.put("health", h.health().name().toLowerCase());
                 hn.put("ejected", h.ejected());

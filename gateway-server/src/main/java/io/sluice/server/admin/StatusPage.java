@@ -2,6 +2,7 @@ package io.sluice.server.admin;
 
 import io.sluice.core.cluster.Host;
 import io.sluice.lb.ClusterBalancer;
+import io.sluice.server.policy.BreakerStatus;
 
 import java.util.Locale;
 import java.util.Map;
@@ -76,6 +77,7 @@ final class StatusPage {
             if (c.panicking()) {
                 b.append(" &middot; <span class=\"bad\">panic mode</span>");
             }
+            b.append(" &middot; ").append(esc(BreakerStatus.line(c))); // resilience
             b.append("</p>\n<table><tr><th>host</th><th>weight</th><th>health</th><th>ejected</th>"
                     + "<th>effective weight</th><th>warm-up</th><th>active requests</th></tr>\n");
             for (Host h : c.hosts()) {

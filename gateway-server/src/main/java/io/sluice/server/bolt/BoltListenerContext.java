@@ -11,6 +11,7 @@ import io.sluice.lb.ClusterBalancer;
 import io.sluice.server.channel.ListenerContext;
 import io.sluice.server.metrics.ListenerMetrics;
 import io.sluice.server.route.RouteTable;
+import io.sluice.server.tls.upstream.UpstreamTlsContexts;
 import io.sluice.server.transport.Transport;
 
 import java.time.Duration;
@@ -59,6 +60,13 @@ public final class BoltListenerContext extends ListenerContext<BoltOptions> {
         this.defaultCluster = defaultCluster;
         this.pools = Map.of();
         this.poolOf = poolOf;
+    }
+
+    /** The clusters' upstream TLS contexts, for the pools' new connections (set once, after construction). */
+    public void upstreamTls(UpstreamTlsContexts contexts) {
+        for (BoltUpstreamPool pool : pools.values()) {
+            pool.upstreamTls = contexts;
+        }
     }
 
     BoltUpstreamPool pool(EventExecutor loop) {

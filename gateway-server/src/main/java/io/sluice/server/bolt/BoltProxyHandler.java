@@ -15,11 +15,18 @@ import io.sluice.core.cluster.Outcome;
 import io.sluice.core.time.Scheduler;
 import io.sluice.core.time.Ticker;
 import io.sluice.lb.ClusterBalancer;
+import io.sluice.lb.Hashing;
 import io.sluice.server.channel.ConnectionTimer;
 import io.sluice.server.channel.DrainEvent;
 import io.sluice.server.channel.RequestEnd;
 import io.sluice.server.metrics.RequestOutcome;
+import io.sluice.server.policy.ratelimit.RouteLimits;
+import io.sluice.server.policy.ClusterPolicies;
+import io.sluice.server.policy.breaker.CircuitBreaker;
+import io.sluice.server.policy.retry.RetryPolicy;
+import io.sluice.server.policy.retry.RetryState;
 import io.sluice.server.route.Route;
+import io.sluice.server.route.RouteTraffic;
 
 import java.net.InetSocketAddress;
 import java.util.concurrent.TimeUnit;
@@ -91,6 +98,12 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements Pen
     private final RequestEnd end;
     /** The client's address for the access log, worked out once per connection. */
     private String client;
+    // ---- resilience: the policies of the last cluster used (a lookup only when the cluster changes), the picker
+    private ClusterBalancer lastCluster;
+    private ClusterPolicies lastPolicies;
+    private final RetryState picker = new RetryState();
+    /** The attempts of the request being ended (set just before {@link #ended}). */
+    private int endAttempts = 1;
 
     BoltProxyHandler(BoltListenerContext lc) {
         this.lc = lc;
@@ -185,14 +198,38 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements Pen
         }
         routing = f;
         route = lc.routes().routeBolt(service, f.methodName(), routedHeaders);
+        RouteLimits limits = route == null ? null : route.rateLimits(); // rate limit hook (docs/rate-limits.md)
+        long wait = limits == null ? RouteLimits.ALLOWED
+                : limits.decideBolt(routedHeaders, ctx.channel().remoteAddress(), service, f.methodName());
         routing = null;
+        if (wait != RouteLimits.ALLOWED) {
+            reject(f, BoltStatus.SERVER_THREADPOOL_BUSY, "rate limited on route " + route.name() + "; retry after "
+                    + RouteLimits.retryAfterSeconds(wait) + " s", RequestOutcome.RATE_LIMITED, start);
+            return;
+        }
         ClusterBalancer cluster;
         long capNanos;
+        long key = Hashing.NO_KEY;
         if (route != null) {
             cluster = route.cluster();
             capNanos = route.timeoutNanos();
+            RouteTraffic traffic = route.traffic();
+            if (traffic != null) { // weighted clusters, hash balancing (docs/traffic-routing.md)
+                routing = f;
+                key = traffic.key(routedHeaders, service, this::client);
+                routing = null;
+                cluster = traffic.cluster(cluster, key);
+            }
         } else {
             cluster = lc.defaultCluster();
+            if (cluster != null && cluster.routesByService()) { // route by registry (docs/discovery.md)
+                cluster = cluster.child(service);
+                if (cluster == null) {
+                    reject(f, BoltStatus.NO_PROCESSOR, "service " + service + ": no providers discovered yet",
+                            RequestOutcome.NO_ROUTE, start);
+                    return;
+                }
+            }
             if (cluster == null) {
                 reject(f, BoltStatus.NO_PROCESSOR, "no route for service " + service
                         + (f.methodName() == null ? "" : " method " + f.methodName()), RequestOutcome.NO_ROUTE, start);
@@ -200,12 +237,33 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements Pen
             }
             capNanos = cluster.config().responseTimeout().toNanos();
         }
-        Host host = cluster.pick();
+        // ---- resilience: the cluster's max_requests breaker and the per-host limit
+        ClusterPolicies policies = route != null ? route.policiesFor(cluster) : policiesOf(cluster);
+        RetryPolicy retryPolicy = oneway ? null : route != null ? route.retryPolicy() : policies.clusterRetryPolicy();
+        CircuitBreaker breaker = policies.breaker();
+        if (!oneway && !breaker.tryRequest()) {
+            reject(f, BoltStatus.SERVER_THREADPOOL_BUSY, "cluster " + cluster.name()
+                    + " is at its max_requests limit (circuit breaker)", RequestOutcome.OVERLOADED, start);
+            return;
+        }
+        picker.begin(null, policies);
+        Host host = picker.pick(cluster, key);
+        boolean hostsFull = picker.pickOverflowed();
+        picker.end(false);
         if (host == null) {
+            if (!oneway) {
+                breaker.requestDone();
+            }
+            if (hostsFull) {
+                reject(f, BoltStatus.SERVER_THREADPOOL_BUSY, "every host of cluster " + cluster.name()
+                        + " is at its max_host_requests limit (circuit breaker)", RequestOutcome.OVERLOADED, start);
+                return;
+            }
             reject(f, BoltStatus.NO_PROCESSOR, "no available host in cluster " + cluster.name(),
                     RequestOutcome.NO_HEALTHY_HOST, start);
             return;
         }
+        // ---- end resilience
         BoltUpstreamConnection up = pool.acquire(host, cluster, f.framing());
         if (oneway) {
             boolean sent = up.sendOneway(f);
@@ -220,12 +278,35 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements Pen
             BoltRequest r = request;
             r.startNanos = start;
             r.timeoutNanos = timeout;
+            // ---- resilience: keep the frame to replay it (within max_body_bytes), per-try timeout
+            r.retryPolicy = retryPolicy;
+            r.replay = null;
+            r.attempt = 1;
+            r.hasOriginalId = false;
+            r.retrySlot = false;
+            r.overallDeadlineNanos = start + timeout;
+            if (retryPolicy != null) {
+                if (f.frameLength() <= retryPolicy.maxBodyBytes()) {
+                    r.replay = f.retainedDuplicate();
+                } else {
+                    policies.bodyTooLarge.increment();
+                }
+                if (retryPolicy.perTryTimeoutNanos() != 0) {
+                    r.timeoutNanos = Math.min(timeout, retryPolicy.perTryTimeoutNanos());
+                }
+            }
             r.host = host;
             r.cluster = cluster;
             r.target = target;
             r.traceId = traceId;
             r.route = route;
+            r.policies = policies;
             if (!up.send(f, r)) {
+                breaker.requestDone();
+                if (r.replay != null) {
+                    r.replay.release();
+                    r.replay = null;
+                }
                 reject(f, BoltStatus.SERVER_THREADPOOL_BUSY, "upstream connection to " + host.address()
                         + " is saturated", RequestOutcome.OVERLOADED, start);
                 return;
@@ -255,6 +336,8 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements Pen
      */
     private void ended(Route r, RequestOutcome outcome, int status, Host host, String what, String trace, long durationNanos) {
         RequestEnd e = end.reset();
+        e.attempts = Math.max(1, endAttempts); // resilience: 1 + retries
+        endAttempts = 1;
         e.route = r;
         e.outcome = outcome;
         e.status = status;
@@ -295,8 +378,18 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements Pen
 
     @Override
     public void onResponse(Pending p, BoltFrame response) {
-        finishPending(p);
         int status = response.status();
+        if (p.replay != null && (status == BoltStatus.SERVER_THREADPOOL_BUSY || status == BoltStatus.ERROR_COMM)
+                && p.retryPolicy.retriesBoltStatus(status == BoltStatus.ERROR_COMM, status == BoltStatus.SERVER_THREADPOOL_BUSY)
+                && retry(p, Outcome.SERVER_ERROR)) {
+            response.release();
+            return;
+        }
+        if (p.attempt > 1 && status == BoltStatus.SUCCESS && p.policies != null) {
+            p.policies.retrySuccess.increment();
+        }
+        endAttempts = p.attempt;
+        finishPending(p);
         p.cluster.onOutcome(p.host, hostOutcome(status));
         ended(p.route, closed ? RequestOutcome.CLIENT_CLOSED : RequestOutcome.PROXIED, status, p.host, p.target, p.traceId,
                 ticker.nanoTime() - p.startNanos);
@@ -318,6 +411,20 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements Pen
 
     @Override
     public void onFailed(Pending p, int status, String message, RequestOutcome outcome, Outcome hostOutcome) {
+        if (p.replay != null) { // ---- resilience: retries
+            RetryPolicy.Failure f = switch (status) {
+                case BoltStatus.ERROR_COMM -> RetryPolicy.Failure.CONNECT_FAILURE;
+                case BoltStatus.CONNECTION_CLOSED -> RetryPolicy.Failure.RESET;
+                case BoltStatus.TIMEOUT -> RetryPolicy.Failure.TIMEOUT;
+                default -> null;
+            };
+            if (f != null && p.retryPolicy.retriesBolt(f)
+                    && (f != RetryPolicy.Failure.TIMEOUT || ticker.nanoTime() - p.overallDeadlineNanos < 0)
+                    && retry(p, hostOutcome)) {
+                return;
+            }
+        }
+        endAttempts = p.attempt;
         finishPending(p);
         if (hostOutcome != null) {
             p.cluster.onOutcome(p.host, hostOutcome);
@@ -341,6 +448,169 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements Pen
     private void finishPending(Pending p) {
         inFlight--;
         p.host.requestFinished();
+        // ---- resilience: the max_requests slot, the retry slot, the replay copy
+        if (p.policies != null) {
+            p.policies.breaker().requestDone();
+            if (p.retrySlot) {
+                p.retrySlot = false;
+                p.policies.breaker().retryDone();
+            }
+        }
+        if (p.replay != null) {
+            p.replay.release();
+            p.replay = null;
+        }
+    }
+
+    // ---------------------------------------------------------------- resilience: Bolt retries
+
+    /**
+     * Tries the failed attempt {@code p} again if attempts are left, the back-off ends before the
+     * request's deadline and the retry budget allows it: the request stays in flight (its
+     * max_requests slot held), the frame kept at send time is copied and sent after the back-off
+     * to a host not tried, under the client's request id. False: the caller answers the failure.
+     * The entry {@code p} is recycled when this returns; what the retry needs is copied out.
+     */
+    private boolean retry(Pending p, Outcome hostOutcome) {
+        RetryPolicy pol = p.retryPolicy;
+        ClusterPolicies cp = p.policies;
+        if (closed || cp == null) {
+            return false;
+        }
+        if (p.attempt > pol.numRetries()) {
+            cp.retryLimitExceeded.increment();
+            return false;
+        }
+        long delay = pol.backoffNanos(p.attempt, lc.retryJitter());
+        long now = ticker.nanoTime();
+        if (now + delay - p.overallDeadlineNanos >= 0) {
+            return false;
+        }
+        if (p.retrySlot) {
+            p.retrySlot = false;
+            cp.breaker().retryDone();
+        }
+        if (!cp.breaker().tryRetry()) {
+            cp.retryOverflow.increment();
+            return false;
+        }
+        cp.retries.increment();
+        if (hostOutcome != null) {
+            p.cluster.onOutcome(p.host, hostOutcome);
+        }
+        p.host.requestFinished();
+        BoltRetry next = new BoltRetry(p);
+        p.replay = null; // the retry owns it now
+        p.policies = null; // the slots travel with the retry
+        scheduler.schedule(() -> resend(next), delay);
+        return true;
+    }
+
+    /** The back-off is over: the next attempt, on another host when there is one. */
+    private void resend(BoltRetry t) {
+        BoltFrame frame = t.replay.copy(); // fresh bytes: the old attempt's may still sit in a buffer
+        t.replay.release();
+        if (closed) {
+            frame.release();
+            endRetry(t, RequestOutcome.CLIENT_CLOSED, 0, null);
+            return;
+        }
+        picker.begin(t.policy, t.policies);
+        picker.exclude(t.lastHost);
+        Host host = picker.pick(t.cluster);
+        picker.end(false);
+        if (host == null) {
+            frame.release();
+            write(BoltFrames.errorResponse(ctx.alloc(), t.framing, t.originalId, BoltStatus.NO_PROCESSOR,
+                    "no host of cluster " + t.cluster.name() + " left to retry on"));
+            endRetry(t, RequestOutcome.NO_HEALTHY_HOST, BoltStatus.NO_PROCESSOR, null);
+            return;
+        }
+        long now = ticker.nanoTime();
+        long left = t.overallDeadlineNanos - now;
+        long perTry = t.policy.perTryTimeoutNanos();
+        BoltRequest r = request;
+        r.startNanos = t.startNanos;
+        r.timeoutNanos = now - t.startNanos + (perTry != 0 ? Math.min(left, perTry) : left);
+        r.host = host;
+        r.cluster = t.cluster;
+        r.target = t.target;
+        r.traceId = t.traceId;
+        r.route = t.route;
+        r.policies = t.policies;
+        r.retryPolicy = t.policy;
+        r.attempt = t.attempt;
+        r.overallDeadlineNanos = t.overallDeadlineNanos;
+        r.hasOriginalId = true;
+        r.originalId = t.originalId;
+        r.retrySlot = true;
+        r.replay = t.attempt <= t.policy.numRetries() ? frame.retainedDuplicate() : null;
+        BoltUpstreamConnection up = pool.acquire(host, t.cluster, t.framing);
+        boolean sent = up.send(frame, r);
+        r.hasOriginalId = false;
+        if (!sent) {
+            if (r.replay != null) {
+                r.replay.release();
+                r.replay = null;
+            }
+            frame.release();
+            write(BoltFrames.errorResponse(ctx.alloc(), t.framing, t.originalId, BoltStatus.SERVER_THREADPOOL_BUSY,
+                    "upstream connection to " + host.address() + " is saturated"));
+            endRetry(t, RequestOutcome.OVERLOADED, BoltStatus.SERVER_THREADPOOL_BUSY, host);
+            return;
+        }
+        host.requestStarted();
+    }
+
+    /** A retry that could not be sent ends the request: slots back, one request end. */
+    private void endRetry(BoltRetry t, RequestOutcome outcome, int status, Host host) {
+        inFlight--;
+        t.policies.breaker().requestDone();
+        t.policies.breaker().retryDone();
+        ended(t.route, outcome, status, host, t.target, t.traceId, ticker.nanoTime() - t.startNanos);
+        afterCompletion();
+    }
+
+    /** What a scheduled Bolt retry carries from the failed attempt (allocated per retry only). */
+    private static final class BoltRetry {
+        final BoltFrame replay;
+        final io.sluice.codec.bolt.BoltFraming framing;
+        final int originalId;
+        final long startNanos;
+        final long overallDeadlineNanos;
+        final int attempt;
+        final ClusterBalancer cluster;
+        final Host lastHost;
+        final String target;
+        final String traceId;
+        final Route route;
+        final ClusterPolicies policies;
+        final RetryPolicy policy;
+
+        BoltRetry(Pending p) {
+            replay = p.replay;
+            framing = p.framing;
+            originalId = p.originalId;
+            startNanos = p.startNanos;
+            overallDeadlineNanos = p.overallDeadlineNanos;
+            attempt = p.attempt + 1;
+            cluster = p.cluster;
+            lastHost = p.host;
+            target = p.target;
+            traceId = p.traceId;
+            route = p.route;
+            policies = p.policies;
+            policy = p.retryPolicy;
+        }
+    }
+
+    /** The policies of {@code c}, looked up only when the cluster differs from the last one's. */
+    private ClusterPolicies policiesOf(ClusterBalancer c) {
+        if (c != lastCluster) {
+            lastPolicies = ClusterPolicies.of(c);
+            lastCluster = c;
+        }
+        return lastPolicies;
     }
 
     private void afterCompletion() {

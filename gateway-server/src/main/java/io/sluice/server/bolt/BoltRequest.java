@@ -2,6 +2,9 @@ package io.sluice.server.bolt;
 
 import io.sluice.core.cluster.Host;
 import io.sluice.lb.ClusterBalancer;
+import io.sluice.codec.bolt.BoltFrame;
+import io.sluice.server.policy.ClusterPolicies;
+import io.sluice.server.policy.retry.RetryPolicy;
 import io.sluice.server.route.Route;
 
 /**
@@ -25,6 +28,22 @@ final class BoltRequest {
     String traceId;
     /** The route it took (null: the default cluster), for its meters. */
     Route route;
+    // ---- resilience
+    /** The cluster's policies; the request holds a slot of its max_requests breaker. */
+    ClusterPolicies policies;
+    /** The route's retry policy, or null. */
+    RetryPolicy retryPolicy;
+    /** A retained duplicate of the request frame to replay on a retry (the pending entry owns it), or null. */
+    BoltFrame replay;
+    /** 1 on the first try. */
+    int attempt;
+    /** The request's overall deadline over all attempts. */
+    long overallDeadlineNanos;
+    /** A retry: send under the client's request id {@link #originalId} (the kept frame carries an upstream id by now). */
+    boolean hasOriginalId;
+    int originalId;
+    /** The retry holds a slot of the retry budget. */
+    boolean retrySlot;
 
     BoltRequest(PendingListener owner) {
         this.owner = owner;

@@ -21,12 +21,16 @@ import io.sluice.codec.bolt.BoltStatus;
 import io.sluice.codec.bolt.BoltType;
 import io.sluice.core.cluster.Host;
 import io.sluice.core.cluster.Outcome;
+import io.sluice.core.config.ClusterConfig;
 import io.sluice.core.time.Scheduler;
 import io.sluice.core.time.Ticker;
 import io.sluice.lb.ClusterBalancer;
 import io.sluice.server.channel.ConnectionTimer;
 import io.sluice.server.channel.SluicePipeline;
 import io.sluice.server.metrics.RequestOutcome;
+import io.sluice.server.tls.upstream.UpstreamTls;
+import io.sluice.server.tls.upstream.UpstreamTlsContexts;
+import io.sluice.server.tls.upstream.UpstreamTlsException;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -124,9 +128,14 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
         return pending.size();
     }
 
-    /** @param meter the cluster's connection-counting handler, or null */
-    void connect(Bootstrap bootstrap, ChannelHandler meter) {
+    /**
+     * @param meter the cluster's connection-counting handler, or null
+     * @param tlsContexts the clusters' upstream TLS (used when the cluster has a tls block), or null
+     */
+    void connect(Bootstrap bootstrap, ChannelHandler meter, UpstreamTlsContexts tlsContexts) {
         BoltUpstreamConnection self = this;
+        ClusterConfig cc = cluster.config();
+        UpstreamTls tls = cc.tls() == null ? null : UpstreamTlsContexts.lookup(tlsContexts, cc);
         Bootstrap b = bootstrap.clone()
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS,
                         (int) Math.min(Integer.MAX_VALUE, cluster.config().connectTimeout().toMillis()))
@@ -136,6 +145,9 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
                         if (meter != null) {
                             ch.pipeline().addLast(SluicePipeline.UPSTREAM_METER, meter);
                         }
+                        if (tls != null) {
+                            tls.addHandler(ch, host, cc.connectTimeout());
+                        }
                         ch.pipeline()
                                 .addLast(SluicePipeline.BOLT_UPSTREAM_DECODER, new BoltFrameDecoder(maxFrameLength))
                                 .addLast(SluicePipeline.BOLT_UPSTREAM, self);
@@ -143,6 +155,9 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
                 });
         ChannelFuture f = b.connect(host.host(), host.port());
         channel = f.channel();
+        if (cc.tls() != null) { // TLS: active once the handshake succeeded
+            f = UpstreamTls.handshake(tls, f, host, cluster.name());
+        }
         f.addListener(this::onConnected);
     }
 
@@ -152,7 +167,8 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
         }
         if (!f.isSuccess()) {
             boolean timeout = f.cause() instanceof ConnectTimeoutException;
-            terminate(BoltStatus.ERROR_COMM, (timeout ? "timed out connecting to " : "cannot connect to ")
+            String tlsFailure = UpstreamTlsException.describe(f.cause()); // upstream TLS: the handshake's failure reason
+            terminate(BoltStatus.ERROR_COMM, tlsFailure != null ? tlsFailure : (timeout ? "timed out connecting to " : "cannot connect to ")
                             + host.address() + " of cluster " + cluster.name(),
                     timeout ? RequestOutcome.CONNECT_TIMEOUT : RequestOutcome.CONNECT_FAILURE, Outcome.CONNECT_FAILURE);
             return;
@@ -191,7 +207,7 @@ final class BoltUpstreamConnection extends ChannelInboundHandlerAdapter {
             return false;
         }
         Pending p = pending.obtain();
-        p.set(r, frame.requestId(), frame.framing());
+        p.set(r, r.hasOriginalId ? r.originalId : frame.requestId(), frame.framing()); // a retry: the client's id
         int id = pending.add(p);
         frame.rewriteRequestId(id);
         sweepTimer.arm(p.deadlineNanos); // nothing to do unless it is the earliest deadline

@@ -7,6 +7,7 @@ import io.sluice.codec.bolt.BoltFraming;
 import io.sluice.core.cluster.Host;
 import io.sluice.core.time.Scheduler;
 import io.sluice.lb.ClusterBalancer;
+import io.sluice.server.tls.upstream.UpstreamTlsContexts;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -37,6 +38,8 @@ final class BoltUpstreamPool {
     private volatile int open;
 
     private final Function<String, ChannelHandler> meters;
+    /** The clusters' upstream TLS contexts (set once by the listener context; null: no cluster has TLS). */
+    volatile UpstreamTlsContexts upstreamTls;
 
     /**
      * @param template  the bootstrap upstream connections are cloned from (on {@code loop})
@@ -91,7 +94,7 @@ final class BoltUpstreamPool {
             c = new BoltUpstreamConnection(this, host, cluster, framing, maxFrameLength, scheduler);
             set[i] = c;
             open++;
-            c.connect(bootstrap, meters == null ? null : meters.apply(cluster.name()));
+            c.connect(bootstrap, meters == null ? null : meters.apply(cluster.name()), upstreamTls);
         }
         return c;
     }

@@ -3,6 +3,9 @@ package io.sluice.server.bolt;
 import io.sluice.codec.bolt.BoltFraming;
 import io.sluice.core.cluster.Host;
 import io.sluice.lb.ClusterBalancer;
+import io.sluice.codec.bolt.BoltFrame;
+import io.sluice.server.policy.ClusterPolicies;
+import io.sluice.server.policy.retry.RetryPolicy;
 import io.sluice.server.route.Route;
 
 /**
@@ -30,6 +33,13 @@ final class Pending {
     String traceId;
     /** The route it took (null: the default cluster), for its meters. */
     Route route;
+    // ---- resilience (see BoltRequest)
+    ClusterPolicies policies;
+    RetryPolicy retryPolicy;
+    BoltFrame replay;
+    int attempt;
+    long overallDeadlineNanos;
+    boolean retrySlot;
     int upstreamId;
     /** Which deadline list of the connection holds it (-1: none). */
     int list = -1;
@@ -49,6 +59,12 @@ final class Pending {
         this.cluster = r.cluster;
         this.target = r.target;
         this.traceId = r.traceId;
+        this.policies = r.policies;
+        this.retryPolicy = r.retryPolicy;
+        this.replay = r.replay;
+        this.attempt = r.attempt;
+        this.overallDeadlineNanos = r.overallDeadlineNanos;
+        this.retrySlot = r.retrySlot;
     }
 
     /** Forgets everything it points to, so a recycled entry keeps nothing alive. */
@@ -60,6 +76,12 @@ final class Pending {
         target = null;
         traceId = null;
         route = null;
+        policies = null;
+        retryPolicy = null;
+        if (replay != null) {
+            replay.release(); // the owner did not take it (it always does; a safety net against leaks)
+            replay = null;
+        }
         prev = null;
         next = null;
         list = -1;

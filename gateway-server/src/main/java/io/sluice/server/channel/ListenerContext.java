@@ -11,6 +11,8 @@ import io.sluice.server.transport.EventLoopScheduler;
 
 import java.util.IdentityHashMap;
 import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.DoubleSupplier;
 import java.util.function.Function;
 
 /**
@@ -116,6 +118,19 @@ public abstract class ListenerContext<O> implements RequestLog {
     }
 
     /** True once {@link #startDraining} ran. */
+    // ---- resilience: where retry back-offs take their jitter (tests fix it to prove timing exactly)
+    private volatile DoubleSupplier retryJitter = () -> ThreadLocalRandom.current().nextDouble();
+
+    /** A random number in [0, 1) for a retry's full-jitter back-off. */
+    public final double retryJitter() {
+        return retryJitter.getAsDouble();
+    }
+
+    /** Replaces the back-off jitter source (tests). */
+    public final void retryJitter(DoubleSupplier source) {
+        this.retryJitter = source;
+    }
+
     public final boolean draining() {
         return draining;
     }

@@ -28,12 +28,16 @@ public final class RequestEnd {
     public Host host;
     /** The client's address as text (filled only while the access log is on). */
     public String client;
+    /** The verified TLS client identity (access log; set with {@link #client}), or null. */
+    public String clientCert;
     /** "METHOD target" for HTTP, "service#method" for Bolt (filled only while the access log is on), or null. */
     public String target;
     /** Response body bytes sent to the client (HTTP). */
     public long bytesOut;
     /** The trace id (HTTP: traceparent's, else x-request-id; Bolt: sofaTraceId), filled while the access log is on; or null. */
     public String traceId;
+    /** Upstream attempts made (1 + retries; 1 also when none was made). */
+    public int attempts = 1;
 
     /**
      * @param httpStatus whether {@link #status} is an HTTP status (its class tags the request
@@ -75,6 +79,7 @@ public final class RequestEnd {
         target = null;
         bytesOut = 0;
         traceId = null;
+        attempts = 1;
         return this;
     }
 }

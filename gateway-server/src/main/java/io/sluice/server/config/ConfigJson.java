@@ -9,6 +9,7 @@ import io.sluice.core.config.AccessLogConfig;
 import io.sluice.core.config.AdminConfig;
 import io.sluice.core.config.BoltOptions;
 import io.sluice.core.config.ClusterConfig;
+import io.sluice.core.config.DiscoveryConfig;
 import io.sluice.core.config.DurationFormat;
 import io.sluice.core.config.GatewayConfig;
 import io.sluice.core.config.HeaderMatch;
@@ -72,12 +73,16 @@ public final class ConfigJson {
         root.putObject("access_log").put("enabled", al.enabled()).put("path", al.path()).put("format", al.format())
                 .put("queue_size", al.queueSize());
         root.putObject("watch_config").put("enabled", c.watchConfig().enabled()).put("interval", d(c.watchConfig().interval()));
+        RateLimitJson.render(root, c.rateLimit()); // only when configured
         return root;
     }
 
     private static void listener(ObjectNode o, ListenerConfig l) {
         o.put("name", l.name()).put("protocol", l.protocol().jsonName()).put("address", l.address()).put("port", l.port())
                 .put("max_connections", l.maxConnections()).put("max_connections_per_client", l.maxConnectionsPerClient());
+        if (l.tls() != null) {
+            TlsConfigReader.render(o.putObject("tls"), l.tls());
+        }
         ArrayNode routes = o.putArray("routes");
         for (RouteConfig r : l.routes()) {
             route(routes.addObject(), r);
@@ -144,16 +149,18 @@ public final class ConfigJson {
                 match(mn.putObject("method"), m.rpcMethod());
             }
         }
-        if (r.cluster() != null) {
-            o.put("cluster", r.cluster());
+        if (r.cluster() != null && (r.traffic() == null || r.traffic().weightedClusters() == null)) {
+            o.put("cluster", r.cluster()); // none on a route answering by itself, nor with weighted clusters
         }
-        TrafficJson.write(o, r.traffic()); // traffic: upgrades, header rules, rewrites, local answers
+        TrafficJson.render(o, r.traffic()); // weighted_clusters, hash_policy, mirrors
+        RouteRulesJson.write(o, r.rules()); // route rules: upgrades, header rules, rewrites, local answers
         if (r.prefixRewrite() != null) {
             o.put("prefix_rewrite", r.prefixRewrite());
         }
         if (r.timeout() != null) {
             o.put("timeout", d(r.timeout()));
         }
+        PolicyJson.render(o, r.retryPolicy()); // resilience
     }
 
     private static void match(ObjectNode o, StringMatch m) {
@@ -198,9 +205,33 @@ public final class ConfigJson {
         }
         o.put("panic_threshold", c.panicThreshold()).put("warm_up_at_boot", c.warmUpAtBoot())
                 .put("least_request_choices", c.leastRequestChoices()).put("active_request_bias", c.activeRequestBias());
-        if (c.headers() != null) { // traffic: the cluster's header rules
-            TrafficJson.writeRules(o, "request_headers", c.headers().request());
-            TrafficJson.writeRules(o, "response_headers", c.headers().response());
+        TrafficJson.render(o, c.hashLb()); // ring_hash, maglev
+        PolicyJson.render(o, c.retryPolicy()); // resilience
+        PolicyJson.render(o, c.circuitBreakers());
+        DiscoveryConfig dc = c.discovery();
+        if (dc != null) {
+            ObjectNode dn = o.putObject("discovery").put("type", dc.type());
+            if (dc.address() != null) {
+                dn.put("address", dc.address());
+            }
+            if (dc.service() != null) {
+                dn.put("service", dc.service());
+            }
+            if (dc.source() != null) {
+                dn.put("source", dc.source());
+            }
+            dn.put("protocol", dc.protocol()).put("session_timeout", d(dc.sessionTimeout()))
+                    .put("connection_timeout", d(dc.connectionTimeout())).put("allow_empty", dc.allowEmpty())
+                    .put("flap_grace", d(dc.flapGrace())).put("refresh_min", d(dc.refreshMin()))
+                    .put("refresh_max", d(dc.refreshMax())).put("max_services", dc.maxServices())
+                    .put("idle_timeout", d(dc.idleTimeout()));
+            if (dc.dnsServer() != null) {
+                dn.put("dns_server", dc.dnsServer());
+            }
+        }
+        if (c.headers() != null) { // route rules: the cluster's header rules
+            RouteRulesJson.writeRules(o, "request_headers", c.headers().request());
+            RouteRulesJson.writeRules(o, "response_headers", c.headers().response());
         }
     }
 

@@ -10,26 +10,34 @@ import io.sluice.core.config.AccessLogConfig;
 import io.sluice.core.config.AdminConfig;
 import io.sluice.core.config.BoltOptions;
 import io.sluice.core.config.CidrRange;
+import io.sluice.core.config.CircuitBreakerConfig;
 import io.sluice.core.config.ClusterConfig;
+import io.sluice.core.config.UpstreamTlsConfig;
+import io.sluice.core.config.DiscoveryConfig;
 import io.sluice.core.config.ConfigException;
 import io.sluice.core.config.GatewayConfig;
 import io.sluice.core.config.HeaderMatch;
+import io.sluice.core.config.HashLbConfig;
 import io.sluice.core.config.HealthCheckConfig;
 import io.sluice.core.config.HostConfig;
+import io.sluice.core.config.Http2Options;
 import io.sluice.core.config.HttpOptions;
 import io.sluice.core.config.LbPolicy;
 import io.sluice.core.config.ListenerConfig;
+import io.sluice.core.config.TlsConfig;
 import io.sluice.core.config.OutlierConfig;
 import io.sluice.core.config.PathOptions;
 import io.sluice.core.config.PoolConfig;
 import io.sluice.core.config.Protocol;
+import io.sluice.core.config.RetryPolicyConfig;
 import io.sluice.core.config.RouteConfig;
 import io.sluice.core.config.RequestTracing;
 import io.sluice.core.config.RouteMatch;
-import io.sluice.core.config.TrafficPolicy;
+import io.sluice.core.config.RouteRules;
 import io.sluice.core.config.SlowStartConfig;
 import io.sluice.core.config.StatusRange;
 import io.sluice.core.config.StringMatch;
+import io.sluice.core.config.TrafficPolicy;
 import io.sluice.core.config.TransportConfig;
 import io.sluice.core.config.WatchConfig;
 
@@ -96,10 +104,12 @@ public final class ConfigLoader {
         if (root.has("servers") || root.has("cluster_manager")) {
             GatewayConfig config = MosnFormat.read(JsonObject.of(root, "$"), warnings);
             warnLowMinWeight(config, "$.cluster_manager.clusters", true, warnings);
+            TrafficJson.warnUnkeyedHashClusters(config, "$.cluster_manager.clusters", warnings);
             return new LoadedConfig(config, LoadedConfig.Format.MOSN, List.copyOf(warnings));
         }
         GatewayConfig config = readNative(JsonObject.of(root, "$"));
         warnLowMinWeight(config, "$.clusters", false, warnings);
+        TrafficJson.warnUnkeyedHashClusters(config, "$.clusters", warnings);
         return new LoadedConfig(config, LoadedConfig.Format.NATIVE, List.copyOf(warnings));
     }
 
@@ -149,8 +159,9 @@ public final class ConfigLoader {
         Duration drain = root.duration("drain_timeout", null);
         AccessLogConfig accessLog = accessLog(root.object("access_log"));
         WatchConfig watch = watchConfig(root.object("watch_config"));
+        io.sluice.core.config.RateLimitConfig rateLimit = RateLimitJson.read(root.object("rate_limit")); // docs/rate-limits.md
         root.finish();
-        return build("$", () -> new GatewayConfig(listeners, clusters, admin, transport, drain, accessLog, watch));
+        return build("$", () -> new GatewayConfig(listeners, clusters, admin, transport, drain, accessLog, watch, rateLimit));
     }
 
     private static ListenerConfig listener(JsonObject o) {
@@ -166,9 +177,10 @@ public final class ConfigLoader {
         BoltOptions bolt = boltOptions(o.object("bolt"));
         int maxConnections = o.integer("max_connections", ListenerConfig.DEFAULT_MAX_CONNECTIONS);
         int perClient = o.integer("max_connections_per_client", ListenerConfig.DEFAULT_MAX_CONNECTIONS_PER_CLIENT);
+        TlsConfig tls = TlsConfigReader.read(o.object("tls"), protocol);
         o.finish();
         return build(o.path(), () -> new ListenerConfig(name, protocol, address, port, routes, http, bolt,
-                maxConnections, perClient));
+                maxConnections, perClient, tls));
     }
 
     private static HttpOptions httpOptions(JsonObject o) {
@@ -191,10 +203,33 @@ public final class ConfigLoader {
         int responseHeader = (int) Math.min(Integer.MAX_VALUE,
                 o.bytes("max_response_header_size", d.maxResponseHeaderSize()));
         long minBodyRate = o.bytes("min_request_body_rate", d.minRequestBodyRate());
-        RequestTracing tracing = TrafficJson.tracing(o.object("tracing")); // traffic: request ids, traceparent
+        Http2Options http2 = http2Options(o.object("http2"));
+        RequestTracing tracing = RouteRulesJson.tracing(o.object("tracing")); // route rules: request ids, traceparent
         o.finish();
         return build(o.path(), () -> new HttpOptions(line, header, body, idle, head, preserveHost, xff, bodyTimeout,
-                write, grace, trusted, path, responseHeader, minBodyRate, tracing));
+                write, grace, trusted, path, responseHeader, minBodyRate, http2, tracing));
+    }
+
+    private static Http2Options http2Options(JsonObject o) {
+        Http2Options d = Http2Options.defaults();
+        if (o == null) {
+            return d;
+        }
+        Http2Options.Builder b = d.toBuilder()
+                .enabled(o.bool("enabled", d.enabled()))
+                .h2cUpgrade(o.bool("h2c_upgrade", d.h2cUpgrade()))
+                .maxConcurrentStreams(o.integer("max_concurrent_streams", d.maxConcurrentStreams()))
+                .initialWindowSize((int) Math.min(Integer.MAX_VALUE, o.bytes("initial_window_size", d.initialWindowSize())))
+                .connectionWindowSize((int) Math.min(Integer.MAX_VALUE, o.bytes("connection_window_size", d.connectionWindowSize())))
+                .maxHeaderListSize((int) Math.min(Integer.MAX_VALUE, o.bytes("max_header_list_size", d.maxHeaderListSize())))
+                .maxFrameSize((int) Math.min(Integer.MAX_VALUE, o.bytes("max_frame_size", d.maxFrameSize())))
+                .maxRstFramesPerWindow(o.integer("max_rst_frames_per_window", d.maxRstFramesPerWindow()))
+                .rstWindow(o.duration("rst_window", d.rstWindow()))
+                .maxQueuedControlFrames(o.integer("max_queued_control_frames", d.maxQueuedControlFrames()))
+                .maxConsecutiveEmptyDataFrames(o.integer("max_consecutive_empty_data_frames", d.maxConsecutiveEmptyDataFrames()))
+                .maxSmallContinuationFrames(o.integer("max_small_continuation_frames", d.maxSmallContinuationFrames()));
+        o.finish();
+        return build(o.path(), b::build);
     }
 
     /** {@code "10.0.0.0/8"}, {@code "192.168.1.7"}, {@code "fd00::/8"}: address literals only, never names. */
@@ -243,13 +278,22 @@ public final class ConfigLoader {
     private static RouteConfig route(JsonObject o) {
         String name = o.string("name", null);
         RouteMatch match = match(o.object("match"));
-        String cluster = o.has("redirect") || o.has("direct_response") ? o.string("cluster", null)
-                : o.requiredString("cluster");
+        TrafficPolicy traffic = TrafficJson.route(o); // weighted_clusters, hash_policy, mirrors
+        RouteRules rules = RouteRulesJson.read(o); // route rules: upgrades, header rules, rewrites, redirects
+        String cluster = o.string("cluster", null);
+        if (traffic != null && traffic.weightedClusters() != null) {
+            if (cluster != null) {
+                throw new ConfigException(o.at("cluster"), cluster, "no \"cluster\" next to \"weighted_clusters\" (one or the other)");
+            }
+        } else if (cluster == null && (rules == null || !rules.answersLocally())) {
+            cluster = o.requiredString("cluster"); // a route with a redirect or direct_response has none
+        }
+        String target = cluster;
         String rewrite = o.string("prefix_rewrite", null);
         Duration timeout = o.duration("timeout", null);
-        TrafficPolicy traffic = TrafficJson.read(o); // traffic: upgrades, header rules, rewrites, redirects
+        RetryPolicyConfig retry = PolicyJson.retryPolicy(o.object("retry_policy")); // resilience
         o.finish();
-        return build(o.path(), () -> new RouteConfig(name, match, cluster, rewrite, timeout, traffic));
+        return build(o.path(), () -> new RouteConfig(name, match, target, rewrite, timeout, traffic, retry, rules));
     }
 
     private static RouteMatch match(JsonObject o) {
@@ -330,10 +374,39 @@ public final class ConfigLoader {
         boolean warm = o.bool("warm_up_at_boot", false);
         int choices = o.integer("least_request_choices", 2);
         double bias = o.number("active_request_bias", 1.0);
-        ClusterConfig.ClusterHeaders headers = TrafficJson.clusterHeaders(o); // traffic: the cluster's header rules
+        UpstreamTlsConfig tls = UpstreamTlsJson.read(o.object("tls")); // upstream TLS, null = cleartext
+        HashLbConfig hashLb = TrafficJson.hashLb(o); // ring_hash, maglev
+        RetryPolicyConfig retry = PolicyJson.retryPolicy(o.object("retry_policy")); // resilience
+        CircuitBreakerConfig breakers = PolicyJson.circuitBreakers(o.object("circuit_breakers"), protocol);
+        DiscoveryConfig discovery = discovery(o.object("discovery"));
+        ClusterConfig.ClusterHeaders headers = RouteRulesJson.clusterHeaders(o); // route rules: the cluster's header rules
         o.finish();
         return build(o.path(), () -> new ClusterConfig(name, protocol, lb, hosts, connect, response, pool, hc, ss, outlier,
-                panic, warm, choices, bias, headers));
+                panic, warm, choices, bias, tls, hashLb, retry, breakers, discovery, headers));
+    }
+
+    /** {@code "discovery": {"type": "zookeeper", "address": ..., "service": ...}} (docs/discovery.md). */
+    private static DiscoveryConfig discovery(JsonObject o) {
+        if (o == null) {
+            return null;
+        }
+        String type = o.requiredString("type");
+        String address = o.string("address", null);
+        String service = o.string("service", null);
+        String protocol = o.string("protocol", null);
+        String source = o.string("source", null);
+        Duration session = o.duration("session_timeout", null);
+        Duration connection = o.duration("connection_timeout", null);
+        boolean allowEmpty = o.bool("allow_empty", false);
+        Duration grace = o.duration("flap_grace", null);
+        String dnsServer = o.string("dns_server", null);
+        Duration refreshMin = o.duration("refresh_min", null);
+        Duration refreshMax = o.duration("refresh_max", null);
+        int maxServices = o.integer("max_services", 0);
+        Duration idle = o.duration("idle_timeout", null);
+        o.finish();
+        return build(o.path(), () -> new DiscoveryConfig(type, address, service, protocol, source, session, connection,
+                allowEmpty, grace, dnsServer, refreshMin, refreshMax, maxServices, idle));
     }
 
     /** {@code "10.0.0.1:8080"} (weight 1) or {@code {"address": "10.0.0.1:8080", "weight": 3}}. */
@@ -543,7 +616,7 @@ public final class ConfigLoader {
         LbPolicy p = LbPolicy.parse(s);
         if (p == null) {
             throw new ConfigException(o.at(key), s,
-                    "one of weighted_round_robin, round_robin, random, least_request (or MOSN's LB_* names)");
+                    "one of weighted_round_robin, round_robin, random, least_request, ring_hash, maglev (or MOSN's LB_* names)");
         }
         return p;
     }

@@ -3,6 +3,7 @@ package io.sluice.server.config;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.sluice.core.config.AdminConfig;
 import io.sluice.core.config.BoltOptions;
+import io.sluice.core.config.CircuitBreakerConfig;
 import io.sluice.core.config.ClusterConfig;
 import io.sluice.core.config.ConfigException;
 import io.sluice.core.config.GatewayConfig;
@@ -12,8 +13,11 @@ import io.sluice.core.config.HostConfig;
 import io.sluice.core.config.HttpOptions;
 import io.sluice.core.config.LbPolicy;
 import io.sluice.core.config.ListenerConfig;
+import io.sluice.core.config.TlsConfig;
 import io.sluice.core.config.PoolConfig;
 import io.sluice.core.config.Protocol;
+import io.sluice.core.config.RetryPolicyConfig;
+import io.sluice.core.config.RouteRules;
 import io.sluice.core.config.RouteConfig;
 import io.sluice.core.config.RouteMatch;
 import io.sluice.core.config.SlowStartConfig;
@@ -21,6 +25,7 @@ import io.sluice.core.config.StatusRange;
 import io.sluice.core.config.StringMatch;
 import io.sluice.core.config.TrafficPolicy;
 import io.sluice.core.config.TransportConfig;
+import io.sluice.core.config.UpstreamTlsConfig;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -55,11 +60,12 @@ final class MosnFormat {
         List<ClusterConfig> clusters = new ArrayList<>();
         JsonObject cm = root.object("cluster_manager");
         if (cm != null) {
-            cm.rejectUnless("tls_context", NO_TLS, TLS_UPSTREAM);
+            // upstream TLS: the cluster_manager's tls_context, for clusters with "cluster_manager_tls": true
+            UpstreamTlsConfig cmTls = MosnTls.upstream(cm.object("tls_context"));
             cm.rejectUnless("auto_discovery", FALSE, "false: clusters come from this file only");
             cm.rejectUnless("clusters_configs", EMPTY, "nothing here: clusters come from this file only");
             cm.warnIgnored(warnings, "no service discovery", "registry_use_health_check");
-            clusters.addAll(cm.array("clusters", (n, p) -> cluster(JsonObject.of(n, p), warnings)));
+            clusters.addAll(cm.array("clusters", (n, p) -> cluster(JsonObject.of(n, p), warnings, cmTls)));
             cm.finish();
         }
         Map<String, Protocol> clusterProtocols = new HashMap<>();
@@ -102,15 +108,14 @@ final class MosnFormat {
         for (int i = 0; i < listeners.size(); i++) {
             ListenerConfig l = listeners.get(i);
             for (RouteConfig r : l.routes()) {
-                if (r.cluster() == null) {
-                    continue; // answers by itself
-                }
-                Protocol before = clusterProtocols.putIfAbsent(r.cluster(), l.protocol());
-                firstRoutedFrom.putIfAbsent(r.cluster(), listenerPaths.get(i));
-                if (before != null && before != l.protocol()) {
-                    throw new ConfigException(listenerPaths.get(i) + ".filter_chains", r.cluster(), "a cluster that listeners of one"
-                            + " protocol route to (" + firstRoutedFrom.get(r.cluster()) + " sends it "
-                            + before.jsonName() + ", this listener " + l.protocol().jsonName() + ")");
+                for (String used : r.clustersUsed()) { // the route's cluster, or its weighted clusters, and mirrors (none: answers by itself)
+                    Protocol before = clusterProtocols.putIfAbsent(used, l.protocol());
+                    firstRoutedFrom.putIfAbsent(used, listenerPaths.get(i));
+                    if (before != null && before != l.protocol()) {
+                        throw new ConfigException(listenerPaths.get(i) + ".filter_chains", used, "a cluster that listeners of one"
+                                + " protocol route to (" + firstRoutedFrom.get(used) + " sends it "
+                                + before.jsonName() + ", this listener " + l.protocol().jsonName() + ")");
+                    }
                 }
             }
         }
@@ -132,10 +137,6 @@ final class MosnFormat {
     /** A MOSN {@code tls_context} that turns TLS off ({@code "status": false}) or is empty. */
     private static final Predicate<JsonNode> NO_TLS = v -> EMPTY.test(v)
             || v.isObject() && v.path("status").isBoolean() && !v.path("status").asBoolean();
-    private static final String TLS_DOWNSTREAM = "no TLS (\"status\": false): TLS is not supported yet, and this"
-            + " listener would serve plain text";
-    private static final String TLS_UPSTREAM = "no TLS (\"status\": false): upstream TLS is not supported yet, and"
-            + " the hosts would be reached in plain text";
 
     private static List<RouteConfig> virtualHost(JsonObject vh, List<String> warnings) {
         String vhName = vh.string("name", null);
@@ -177,17 +178,25 @@ final class MosnFormat {
             if (route == null && !local) {
                 throw new ConfigException(r.at("route"), null, "an object with \"cluster_name\"");
             }
-            TrafficPolicy traffic = MosnTraffic.read(r, route); // traffic: upgrades, header lists, redirect, direct response
+            RouteRules rules = MosnTraffic.read(r, route); // route rules: upgrades, header lists, redirect, direct response
             if (route == null) {
                 route = JsonObject.of(com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode(), r.at("route"));
             }
-            String cluster = local ? route.string("cluster_name", null) : route.requiredString("cluster_name");
+            TrafficPolicy traffic = TrafficJson.mosnRoute(route, r); // weighted_clusters, hash_policy, request_mirror_policies
+            boolean weighted = traffic != null && traffic.weightedClusters() != null;
+            String cluster = weighted || local ? route.string("cluster_name", null) : route.requiredString("cluster_name");
+            if (cluster != null && weighted) {
+                if (!cluster.isEmpty()) {
+                    throw new ConfigException(route.at("cluster_name"), cluster, "\"\" or nothing next to weighted_clusters");
+                }
+                cluster = null;
+            }
             String rewrite = route.string("prefix_rewrite", null);
             Duration timeout = route.duration("timeout", null);
-            route.rejectUnless("retry_policy", EMPTY, "nothing here: retries are not configurable yet (a bodiless"
-                    + " idempotent HTTP request is retried once on a fresh connection after a stale pooled one)");
-            for (String k : new String[] {"metadata_match", "hash_policy", "request_mirror_policies",
-                    "weighted_clusters", "cluster_header"}) {
+            RetryPolicyConfig retry = PolicyJson.mosnRetryPolicy(route.object("retry_policy"), warnings); // resilience
+            route.rejectUnless("request_mirror_policies", EMPTY, "nothing here: MOSN reads request_mirror_policies on the"
+                    + " router, next to \"match\" and \"route\"");
+            for (String k : new String[] {"metadata_match", "cluster_header"}) {
                 route.rejectUnless(k, EMPTY, "nothing here: not supported by this gateway");
             }
             route.finish();
@@ -208,7 +217,8 @@ final class MosnFormat {
             }
             RouteMatch match = new RouteMatch(hosts, path, null, rest, service, null);
             String name = vhName == null ? null : vhName + "/" + p.substring(p.lastIndexOf('['));
-            return build(p, () -> new RouteConfig(name, match, cluster, rewrite, timeout, traffic));
+            String target = cluster;
+            return build(p, () -> new RouteConfig(name, match, target, rewrite, timeout, traffic, retry, rules));
         });
         vh.finish();
         return routes;
@@ -221,7 +231,8 @@ final class MosnFormat {
         int port = address.endsWith(":0") ? 0 : bind.port();
         o.rejectUnless("bind_port", v -> v.isBoolean() && v.asBoolean(), "true: the gateway binds every listener");
         o.rejectUnless("use_original_dst", FALSE, "false: original-destination listeners are not supported");
-        o.rejectUnless("inspector", FALSE, "false: TLS is not supported yet");
+        o.rejectUnless("inspector", FALSE, "false: TLS detection with a plain-text fallback is an auto listener's"
+                + " tls.allow_plaintext in the native format");
         o.rejectUnless("network", v -> v.isTextual() && (v.asText().isEmpty() || v.asText().equalsIgnoreCase("tcp")),
                 "\"tcp\"");
         o.rejectUnless("stream_filters", EMPTY, "nothing here: stream filters are not supported (a filter such as"
@@ -231,11 +242,12 @@ final class MosnFormat {
         Duration idle = o.duration("connection_idle_timeout", null);
         Protocol[] protocol = {Protocol.HTTP};
         String[] router = {null};
+        JsonObject[] tlsChain = {null};
         o.array("filter_chains", (cn, cp) -> {
             JsonObject chain = JsonObject.of(cn, cp);
             chain.rejectUnless("match", EMPTY, "nothing here: filter-chain matching is not supported");
-            chain.rejectUnless("tls_context", NO_TLS, TLS_DOWNSTREAM);
-            chain.rejectUnless("tls_context_set", v -> EMPTY.test(v) || v.isArray() && allNoTls(v), TLS_DOWNSTREAM);
+            tlsChain[0] = JsonObject.of(cn, cp); // tls_context(_set): read by MosnTls once the protocol is known
+            chain.ignore("tls_context", "tls_context_set");
             chain.array("filters", (fn, fp) -> {
                 JsonObject f = JsonObject.of(fn, fp);
                 String type = f.requiredString("type");
@@ -259,11 +271,12 @@ final class MosnFormat {
                 protocol[0] = downstream(down);
                 if (protocol[0] == null) {
                     throw new ConfigException(cfg.at("downstream_protocol"), down,
-                            "\"Http1\" or \"bolt\" (HTTP/2 is not supported yet)");
+                            "\"Http1\", \"Http2\" or \"bolt\"");
                 }
                 Protocol down0 = protocol[0];
-                cfg.rejectUnless("upstream_protocol", v -> v.isTextual() && downstream(v.asText()) == down0,
-                        "the downstream_protocol \"" + down + "\" (the gateway does not translate protocols)");
+                cfg.rejectUnless("upstream_protocol", v -> v.isTextual() && downstream(v.asText()) == down0
+                                && !"http2".equalsIgnoreCase(v.asText()), // HTTP/2 hook: no h2c upstreams yet
+                        "the downstream_protocol's family, HTTP/1.1 upstreams for HTTP (an HTTP/2 upstream is not supported yet)");
                 router[0] = cfg.string("router_config_name", null);
                 cfg.rejectUnless("extend_config", v -> EMPTY.test(v) || v.isObject() && v.size() == 1
                         && downstream(v.path("sub_protocol").asText("")) == Protocol.BOLT, "{\"sub_protocol\": \"bolt\"} or nothing");
@@ -288,27 +301,29 @@ final class MosnFormat {
                 List<HeaderMatch> hs = new ArrayList<>(m.headers());
                 hs.add(new HeaderMatch("service", m.service()));
                 forProtocol.add(new RouteConfig(r.name(), new RouteMatch(m.hosts(), m.path(), m.methods(), hs, null, null),
-                        r.cluster(), r.prefixRewrite(), r.timeout(), r.traffic()));
-            } else if (protocol[0] == Protocol.BOLT && r.traffic() != null) {
-                throw new ConfigException(o.at("filter_chains"), router[0], "a router without HTTP traffic settings (upgrade_configs,"
+                        r.cluster(), r.prefixRewrite(), r.timeout(), r.traffic(), r.retryPolicy(), r.rules()));
+            } else if (protocol[0] == Protocol.BOLT && r.rules() != null) {
+                throw new ConfigException(o.at("filter_chains"), router[0], "a router without HTTP route rules (upgrade_configs,"
                         + " header lists, redirect, direct_response) for a bolt listener: route " + r.name() + " has some");
             } else if (protocol[0] == Protocol.BOLT) {
                 // Bolt has no host or path: a MOSN "prefix /" catch-all becomes a match-all
                 forProtocol.add(new RouteConfig(r.name(), new RouteMatch(null, null, null, m.headers(), m.service(), null),
-                        r.cluster(), null, r.timeout()));
+                        r.cluster(), null, r.timeout(), r.traffic(), r.retryPolicy(), null));
             } else {
                 forProtocol.add(r);
             }
         }
         HttpOptions http = idle == null ? HttpOptions.defaults() : HttpOptions.builder().idleTimeout(idle).build();
         BoltOptions bolt = idle == null ? BoltOptions.defaults() : BoltOptions.builder().idleTimeout(idle).build();
-        return build(o.path(), () -> new ListenerConfig(name, protocol[0], bind.host(), port, forProtocol, http, bolt));
+        TlsConfig tls = tlsChain[0] == null ? null : MosnListenerTls.read(tlsChain[0], protocol[0]);
+        return build(o.path(), () -> new ListenerConfig(name, protocol[0], bind.host(), port, forProtocol, http, bolt,
+                ListenerConfig.DEFAULT_MAX_CONNECTIONS, ListenerConfig.DEFAULT_MAX_CONNECTIONS_PER_CLIENT, tls));
     }
 
     /** A MOSN protocol name as this gateway's protocol, or null when it is not supported. */
     private static Protocol downstream(String name) {
         return switch (name.toLowerCase(Locale.ROOT)) {
-            case "http1", "auto" -> Protocol.HTTP;
+            case "http1", "auto", "http2" -> Protocol.HTTP; // HTTP listeners take h2c too
             case "bolt", "sofarpc", "x", "boltv2" -> Protocol.BOLT;
             default -> null;
         };
@@ -323,8 +338,9 @@ final class MosnFormat {
         return true;
     }
 
-    private static ClusterConfig cluster(JsonObject o, List<String> warnings) {
+    private static ClusterConfig cluster(JsonObject o, List<String> warnings, UpstreamTlsConfig cmTls) {
         String name = o.requiredString("name");
+        UpstreamTlsConfig tls = clusterTls(o, cmTls); // upstream TLS, null = cleartext
         String type = o.string("type", "SIMPLE");
         if (!type.equalsIgnoreCase("SIMPLE")) {
             throw new ConfigException(o.at("type"), type, "\"SIMPLE\" (static hosts; DNS and original-destination clusters are not supported)");
@@ -334,8 +350,10 @@ final class MosnFormat {
             JsonObject h = JsonObject.of(n, p);
             String address = h.requiredString("address");
             int weight = h.integer("weight", 1);
-            h.warnIgnored(warnings, "host labels and metadata; upstream TLS is not supported anyway", "hostname",
-                    "metadata", "tls_disable");
+            h.warnIgnored(warnings, "host labels and metadata", "hostname", "metadata");
+            // TLS is per cluster here: a host of a TLS cluster cannot opt out (it would silently get TLS)
+            h.rejectUnless("tls_disable", v -> tls == null || v.isBoolean() && !v.asBoolean(),
+                    "false: TLS is set per cluster; put this host in a cluster without tls_context");
             h.finish();
             return build(p, () -> HostConfig.parse(address, weight));
         });
@@ -351,14 +369,11 @@ final class MosnFormat {
             lbConfig.finish();
         }
         Duration idle = o.duration("idle_timeout", null);
-        o.rejectUnless("circuit_breakers", EMPTY, "nothing here: circuit breakers are not supported yet, and"
-                + " their thresholds would not protect the hosts");
+        CircuitBreakerConfig breakers = PolicyJson.mosnCircuitBreakers(o.raw("circuit_breakers"), o.at("circuit_breakers"));
         o.rejectUnless("max_request_per_conn", v -> false, "no such limit: it is not supported yet and would not apply");
         o.rejectUnless("conn_buffer_limit_bytes", v -> false, "no such limit: buffering follows Netty's write"
                 + " watermarks and backpressure; this limit is not supported and would not apply");
         o.rejectUnless("keepalive", EMPTY, "nothing here: upstream keepalive heartbeats are not configurable");
-        o.rejectUnless("tls_context", NO_TLS, TLS_UPSTREAM);
-        o.rejectUnless("cluster_manager_tls", FALSE, "false: " + TLS_UPSTREAM);
         for (String k : new String[] {"lb_subset_config", "spec", "original_dst_lb_config", "dns_resolvers",
                 "dns_refresh_rate", "respect_dns_ttl", "connection_pool_mode"}) {
             o.rejectUnless(k, EMPTY, "nothing here: not supported by this gateway");
@@ -370,7 +385,23 @@ final class MosnFormat {
         double b = bias;
         // MOSN warms up every host present at boot (warm_up_at_boot); say so explicitly in the MOSN format
         return build(o.path(), () -> new ClusterConfig(name, Protocol.HTTP, lb, hosts, connect, null, pool, hc, ss, null,
-                ClusterConfig.DEFAULT_PANIC_THRESHOLD, ss != null, ch, b));
+                ClusterConfig.DEFAULT_PANIC_THRESHOLD, ss != null, ch, b, tls, null, null, breakers, null, null));
+    }
+
+    /** A cluster's own tls_context, or the cluster_manager's with "cluster_manager_tls": true (not both). */
+    private static UpstreamTlsConfig clusterTls(JsonObject o, UpstreamTlsConfig cmTls) {
+        UpstreamTlsConfig own = MosnTls.upstream(o.object("tls_context"));
+        if (o.bool("cluster_manager_tls", false)) {
+            if (cmTls == null) {
+                throw new ConfigException(o.at("cluster_manager_tls"), true,
+                        "false, or a cluster_manager.tls_context with \"status\": true to use");
+            }
+            if (own != null) {
+                throw new ConfigException(o.at("tls_context"), "(enabled)", "no tls_context of its own with cluster_manager_tls");
+            }
+            return cmTls;
+        }
+        return own;
     }
 
     private static HealthCheckConfig healthCheck(JsonObject o, List<String> warnings) {

@@ -3,7 +3,7 @@ package io.sluice.server.config;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.sluice.core.config.ConfigException;
 import io.sluice.core.config.HeaderRules;
-import io.sluice.core.config.TrafficPolicy;
+import io.sluice.core.config.RouteRules;
 
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -16,7 +16,7 @@ import static io.sluice.server.config.ConfigLoader.build;
 /**
  * The traffic keys of a MOSN router ({@code routers[]} entry: {@code direct_response},
  * {@code redirect}, header lists) and of its route action ({@code upgrade_configs}, header lists,
- * {@code host_rewrite}, {@code auto_host_rewrite}) as a {@link TrafficPolicy}. Header lists are
+ * {@code host_rewrite}, {@code auto_host_rewrite}) as a {@link RouteRules}. Header lists are
  * {@code [{"header": {"key": k, "value": v}, "append": bool}]}: {@code append} false sets (replacing
  * the client's copies), true or absent adds. Values use the gateway's %VARIABLES%; a key or value it
  * cannot map fails naming its path.
@@ -27,7 +27,7 @@ final class MosnTraffic {
     }
 
     /** The policy, or null when neither object sets a traffic key. Call before either object's finish(). */
-    static TrafficPolicy read(JsonObject router, JsonObject action) {
+    static RouteRules read(JsonObject router, JsonObject action) {
         boolean any = false;
         for (String k : new String[] {"request_headers_to_add", "response_headers_to_add", "request_headers_to_remove",
                 "response_headers_to_remove", "direct_response", "redirect"}) {
@@ -44,12 +44,12 @@ final class MosnTraffic {
         }
         HeaderRules request = rules(action, router, "request_headers_to_add", "request_headers_to_remove");
         HeaderRules response = rules(action, router, "response_headers_to_add", "response_headers_to_remove");
-        List<String> upgrades = action == null ? TrafficPolicy.DEFAULT_UPGRADES : upgrades(action);
+        List<String> upgrades = action == null ? RouteRules.DEFAULT_UPGRADES : upgrades(action);
         String host = action == null ? null : action.string("host_rewrite", null);
         boolean autoHost = action != null && action.bool("auto_host_rewrite", false);
-        TrafficPolicy.DirectResponse direct = direct(router.object("direct_response"));
-        TrafficPolicy.Redirect redirect = redirect(router.object("redirect"));
-        return build(router.path(), () -> TrafficPolicy.builder().upgrades(upgrades).requestHeaders(request)
+        RouteRules.DirectResponse direct = direct(router.object("direct_response"));
+        RouteRules.Redirect redirect = redirect(router.object("redirect"));
+        return build(router.path(), () -> RouteRules.builder().upgrades(upgrades).requestHeaders(request)
                 .responseHeaders(response).hostRewrite(host == null || host.isEmpty() ? null : host)
                 .hostRewriteToUpstream(autoHost).directResponse(direct).redirect(redirect).build());
     }
@@ -87,7 +87,7 @@ final class MosnTraffic {
     }
 
     private static List<String> upgrades(JsonObject action) {
-        Set<String> out = new LinkedHashSet<>(TrafficPolicy.DEFAULT_UPGRADES);
+        Set<String> out = new LinkedHashSet<>(RouteRules.DEFAULT_UPGRADES);
         action.array("upgrade_configs", (n, p) -> {
             JsonObject u = JsonObject.of(n, p);
             String type = u.requiredString("upgrade_type").toLowerCase(Locale.ROOT);
@@ -106,7 +106,7 @@ final class MosnTraffic {
         return List.copyOf(out);
     }
 
-    private static TrafficPolicy.DirectResponse direct(JsonObject o) {
+    private static RouteRules.DirectResponse direct(JsonObject o) {
         if (o == null) {
             return null;
         }
@@ -117,10 +117,10 @@ final class MosnTraffic {
             throw new ConfigException(o.at("body"), JsonObject.describe(body), "a string, or {\"inline_string\": ..}");
         }
         o.finish();
-        return build(o.path(), () -> new TrafficPolicy.DirectResponse(status, text, null));
+        return build(o.path(), () -> new RouteRules.DirectResponse(status, text, null));
     }
 
-    private static TrafficPolicy.Redirect redirect(JsonObject o) {
+    private static RouteRules.Redirect redirect(JsonObject o) {
         if (o == null) {
             return null;
         }
@@ -133,7 +133,7 @@ final class MosnTraffic {
         int code = o.integer("response_code", 301);
         boolean strip = o.bool("strip_query", false);
         o.finish();
-        return build(o.path(), () -> new TrafficPolicy.Redirect(scheme == null || scheme.isEmpty() ? null
+        return build(o.path(), () -> new RouteRules.Redirect(scheme == null || scheme.isEmpty() ? null
                 : scheme.toLowerCase(Locale.ROOT), host == null || host.isEmpty() ? null : host, port,
                 path == null || path.isEmpty() ? null : path, prefix, https, code, strip));
     }

@@ -31,6 +31,9 @@ import io.sluice.core.config.ClusterConfig;
 import io.sluice.core.config.HealthCheckConfig;
 import io.sluice.lb.HealthProbe;
 import io.sluice.lb.ProbeCallback;
+import io.sluice.server.tls.upstream.UpstreamTls;
+import io.sluice.server.tls.upstream.UpstreamTlsContexts;
+import io.sluice.server.tls.upstream.UpstreamTlsException;
 import io.sluice.server.transport.Transport;
 
 import java.util.concurrent.TimeUnit;
@@ -42,24 +45,35 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * configured request gets an expected status) and {@code bolt} (a heartbeat gets a successful
  * ack). The checker in gateway-lb schedules them and enforces their timeout; a probe closes its
  * connection when it reports, and whatever it reports after the timeout is ignored there.
+ *
+ * <p>A cluster with a {@code tls} block is probed over TLS with the cluster's own context (same
+ * verification, SNI and client certificate as its traffic): the connection counts once the
+ * handshake succeeded, so a host whose certificate fails verification fails its check.
  */
 public final class NettyHealthProbes implements HealthProbe.Factory {
 
     private final EventLoopGroup group;
     private final Transport transport;
+    private final UpstreamTlsContexts tls;
 
     public NettyHealthProbes(EventLoopGroup group, Transport transport) {
+        this(group, transport, null);
+    }
+
+    /** @param tls the clusters' upstream TLS contexts (probes of clusters with a tls block use them), or null */
+    public NettyHealthProbes(EventLoopGroup group, Transport transport, UpstreamTlsContexts tls) {
         this.group = group;
         this.transport = transport;
+        this.tls = tls;
     }
 
     @Override
     public HealthProbe create(ClusterConfig cluster) {
         HealthCheckConfig hc = cluster.healthCheck();
         return switch (hc.probe()) {
-            case HealthCheckConfig.TCP -> (host, cb) -> connect(host, hc, null, cb);
-            case HealthCheckConfig.HTTP -> (host, cb) -> connect(host, hc, new HttpCheck(host, hc, once(cb)), cb);
-            case HealthCheckConfig.BOLT -> (host, cb) -> connect(host, hc, new BoltCheck(once(cb)), cb);
+            case HealthCheckConfig.TCP -> (host, cb) -> connect(cluster, host, hc, null, cb);
+            case HealthCheckConfig.HTTP -> (host, cb) -> connect(cluster, host, hc, new HttpCheck(host, hc, once(cb)), cb);
+            case HealthCheckConfig.BOLT -> (host, cb) -> connect(cluster, host, hc, new BoltCheck(once(cb)), cb);
             default -> throw new IllegalStateException("unknown health probe \"" + hc.probe() + "\" in cluster "
                     + cluster.name() + " (custom probes are registered by embedders through LbContext)");
         };
@@ -75,22 +89,32 @@ public final class NettyHealthProbes implements HealthProbe.Factory {
         };
     }
 
-    private void connect(Host host, HealthCheckConfig hc, Check check, ProbeCallback cb) {
+    private void connect(ClusterConfig cluster, Host host, HealthCheckConfig hc, Check check, ProbeCallback cb) {
         ProbeCallback report = check != null ? check.callback : once(cb);
+        // upstream TLS: the cluster's current context, by name (a reload may have replaced the block this probe was made with)
+        UpstreamTls upTls = cluster.tls() == null || tls == null ? null : tls.current().get(cluster.name());
         Bootstrap b = new Bootstrap().group(group).channel(transport.socketChannel())
                 .option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.max(1, Math.min(Integer.MAX_VALUE, hc.timeout().toMillis())))
                 .handler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
+                        if (upTls != null) {
+                            upTls.addHandler(ch, host, hc.timeout());
+                        }
                         if (check != null) {
                             check.init(ch);
                         }
                     }
                 });
-        b.connect(host.host(), host.port()).addListener((ChannelFuture f) -> {
+        ChannelFuture connected = b.connect(host.host(), host.port());
+        if (cluster.tls() != null) {
+            connected = UpstreamTls.handshake(upTls, connected, host, cluster.name());
+        }
+        connected.addListener((ChannelFuture f) -> {
             if (!f.isSuccess()) {
-                report.complete(false, "connect failed: " + f.cause().getMessage());
+                String tlsFailure = UpstreamTlsException.describe(f.cause());
+                report.complete(false, tlsFailure != null ? tlsFailure : "connect failed: " + f.cause().getMessage());
             } else if (check == null) {
                 report.complete(true, "connected");
                 f.channel().close();
@@ -113,6 +137,26 @@ public final class NettyHealthProbes implements HealthProbe.Factory {
         }
 
         abstract void init(Channel ch);
+
+        /** Writes the probe's request: at once on cleartext, after the handshake over TLS. */
+        abstract void send(ChannelHandlerContext ctx);
+
+        @Override
+        public void channelActive(ChannelHandlerContext ctx) {
+            // Over TLS the request waits for the handshake: written earlier it would sit in the
+            // SslHandler's queue, and a probe torn down mid-handshake would leave it unreleased.
+            io.netty.handler.ssl.SslHandler ssl = ctx.pipeline().get(io.netty.handler.ssl.SslHandler.class);
+            if (ssl == null) {
+                send(ctx);
+            } else {
+                ssl.handshakeFuture().addListener(f -> {
+                    if (f.isSuccess() && ctx.channel().isActive()) {
+                        send(ctx);
+                    }
+                });
+            }
+            ctx.fireChannelActive();
+        }
 
         void report(ChannelHandlerContext ctx, boolean ok, String reason) {
             callback.complete(ok, reason);
@@ -147,7 +191,7 @@ public final class NettyHealthProbes implements HealthProbe.Factory {
         }
 
         @Override
-        public void channelActive(ChannelHandlerContext ctx) {
+        void send(ChannelHandlerContext ctx) {
             FullHttpRequest req = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.valueOf(hc.httpMethod()),
                     hc.httpPath(), Unpooled.EMPTY_BUFFER);
             req.headers().set(HttpHeaderNames.HOST, hc.httpHost() != null ? hc.httpHost() : host.address())
@@ -182,7 +226,7 @@ public final class NettyHealthProbes implements HealthProbe.Factory {
         }
 
         @Override
-        public void channelActive(ChannelHandlerContext ctx) {
+        void send(ChannelHandlerContext ctx) {
             ctx.writeAndFlush(BoltFrames.heartbeat(ctx.alloc(), BoltFraming.V1, 1));
         }
 

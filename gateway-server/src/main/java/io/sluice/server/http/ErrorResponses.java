@@ -20,10 +20,33 @@ final class ErrorResponses {
 
     /** A complete response, encoded; the caller owns (writes or releases) it. */
     static ByteBuf of(ByteBufAllocator alloc, HttpResponseStatus status, String reason, boolean keepAlive) {
+        return of(alloc, status, reason, keepAlive, null);
+    }
+
+    /** Same, with {@code extraHeaders} (CRLF-terminated lines, or null) after the standard ones. */
+    static ByteBuf of(ByteBufAllocator alloc, HttpResponseStatus status, String reason, boolean keepAlive, String extraHeaders) {
         byte[] text = (status.code() + " " + status.reasonPhrase() + ": " + reason + "\n").getBytes(StandardCharsets.UTF_8);
         String head = "HTTP/1.1 " + status.code() + " " + status.reasonPhrase() + "\r\n"
                 + "content-type: text/plain\r\n"
                 + "content-length: " + text.length + "\r\n"
+                + "server: sluice\r\n"
+                + "connection: " + (keepAlive ? "keep-alive" : "close") + "\r\n"
+                + (extraHeaders == null ? "" : extraHeaders) + "\r\n";
+        ByteBuf buf = alloc.buffer(head.length() + text.length);
+        ByteBufUtil.writeAscii(buf, head);
+        return buf.writeBytes(text);
+    }
+
+    /**
+     * A 503 the gateway sheds because a circuit breaker is at its limit: marked with
+     * {@code x-sluice-overloaded: true} so clients and proxies in front can tell it from an upstream's 503.
+     */
+    static ByteBuf overloaded(ByteBufAllocator alloc, String reason, boolean keepAlive) {
+        byte[] text = ("503 Service Unavailable: " + reason + "\n").getBytes(StandardCharsets.UTF_8);
+        String head = "HTTP/1.1 503 Service Unavailable\r\n"
+                + "content-type: text/plain\r\n"
+                + "content-length: " + text.length + "\r\n"
+                + "x-sluice-overloaded: true\r\n"
                 + "server: sluice\r\n"
                 + "connection: " + (keepAlive ? "keep-alive" : "close") + "\r\n\r\n";
         ByteBuf buf = alloc.buffer(head.length() + text.length);

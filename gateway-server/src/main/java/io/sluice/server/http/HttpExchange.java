@@ -39,6 +39,8 @@ final class HttpExchange {
     Route route;
     ClusterBalancer cluster;
     Host host;
+    /** The request's shadow copies still being fed its body (null: no mirrors). */
+    Mirror mirror;
     /** The upstream connection came from the pool (a stale one may be retried once on a fresh one). */
     boolean reusedConnection;
     boolean retried;
@@ -57,4 +59,12 @@ final class HttpExchange {
     long responseDeadline;
     /** The Upgrade token sent upstream (the route allows it), or null: a plain request. */
     String upgrade;
+    // ---- resilience (policy package)
+    /** With a retry policy: the route timeout's deadline over all attempts (0: not set). */
+    long overallDeadline;
+    /** Holds a slot of the cluster's max_requests / max_pending_requests breaker. */
+    boolean requestSlot;
+    boolean pendingSlot;
+    /** The breakers and retry counters of {@link #cluster} (one side of a weighted split, or the route's). */
+    io.sluice.server.policy.ClusterPolicies policies;
 }

@@ -13,6 +13,7 @@ import io.sluice.server.channel.ListenerContext;
 import io.sluice.server.metrics.ClusterMetrics;
 import io.sluice.server.metrics.ListenerMetrics;
 import io.sluice.server.route.RouteTable;
+import io.sluice.server.tls.upstream.UpstreamTlsContexts;
 import io.sluice.server.transport.Transport;
 
 import java.util.IdentityHashMap;
@@ -80,7 +81,14 @@ public final class HttpListenerContext extends ListenerContext<HttpOptions> {
         }
     }
 
-    HttpUpstreamPool pool(EventExecutor loop) {
+    /** The clusters' upstream TLS contexts, for the pools' new connections (set once, after construction). */
+    public void upstreamTls(UpstreamTlsContexts contexts) {
+        for (HttpUpstreamPool pool : pools.values()) {
+            pool.upstreamTls = contexts;
+        }
+    }
+
+    public HttpUpstreamPool pool(EventExecutor loop) {
         return poolOf.apply(loop);
     }
 

@@ -24,11 +24,21 @@ import io.sluice.server.channel.ConnectionTimer;
 import io.sluice.server.channel.DrainEvent;
 import io.sluice.server.channel.LingeringCloseHandler;
 import io.sluice.server.channel.RequestEnd;
+import io.sluice.server.tls.TlsRequests;
 import io.sluice.server.metrics.ClusterMetrics;
 import io.sluice.server.metrics.RequestOutcome;
+import io.sluice.server.policy.breaker.CircuitBreaker;
+import io.sluice.server.policy.ratelimit.RouteLimits;
+import io.sluice.server.policy.retry.AttemptHeader;
+import io.sluice.server.policy.retry.RetryPolicy;
+import io.sluice.server.policy.retry.RetryState;
 import io.sluice.server.route.Route;
 import io.sluice.server.route.RouteTable;
+import io.sluice.server.http.rules.HeaderRuleSet;
 import io.sluice.server.http.rules.TrafficHeaders;
+import io.sluice.server.http2.H2cUpgrade;
+import io.sluice.server.route.RouteTraffic;
+import io.sluice.server.tls.upstream.UpstreamTlsException;
 
 import java.util.ArrayDeque;
 import java.util.concurrent.TimeUnit;
@@ -67,6 +77,9 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
     private final ArrayDeque<Object> queue = new ArrayDeque<>(4);
     /** The client's address and trust, worked out once per connection. */
     private ClientPeer peer;
+    /** TLS hook: the connection's client-identity rules, looked up at the first request (after the handshake). */
+    private TlsRequests tlsRequests;
+    private boolean tlsLooked;
 
     // timers (nanos from the scheduler's ticker; 0 = not set)
     private ConnectionTimer timer;
@@ -87,10 +100,12 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
     private boolean wroteUpstream;
 
     /** Request ids, trace context and header rules of this connection's exchanges (used only when configured). */
-    private final TrafficHeaders traffic = new TrafficHeaders();
+    private final TrafficHeaders trafficHeaders = new TrafficHeaders();
 
     /** This connection's request-end event, refilled for every exchange it finishes. */
     private final RequestEnd end;
+    /** The current exchange's retry state (policy package), reused. */
+    private final RetryState retry = new RetryState();
 
     HttpProxyHandler(HttpListenerContext lc) {
         this.lc = lc;
@@ -107,6 +122,17 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         this.ticker = scheduler.ticker();
         this.timer = new ConnectionTimer(scheduler, this::onTimer);
         this.peer = new ClientPeer(ctx.channel());
+    }
+
+    /** HTTP/2 hook: the connection turned into HTTP/2 (h2c preface or upgrade); this handler retires. */
+    @Override
+    public void handlerRemoved(ChannelHandlerContext ctx) {
+        if (state != State.CLOSED) {
+            state = State.CLOSED;
+            cancelTimer();
+            releaseQueue();
+            releaseRequest();
+        }
     }
 
     @Override
@@ -253,6 +279,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         ex.chunkResponse = false;
         ex.retried = false;
         ex.status = 0;
+        ex.overallDeadline = 0;
     }
 
     private void onDecodeError(HttpDecodeError err) {
@@ -294,7 +321,19 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         }
     }
 
+    /** TLS hook: the connection's {@link TlsRequests}, null on cleartext connections. */
+    private TlsRequests tlsRequests() {
+        if (!tlsLooked) {
+            tlsLooked = true;
+            tlsRequests = TlsRequests.of(ctx.channel());
+        }
+        return tlsRequests;
+    }
+
     private void onRequestHead(HttpHead req) {
+        if (lc.options().http2().h2cUpgrade() && H2cUpgrade.upgrade(ctx, lc, req)) {
+            return; // HTTP/2 hook: an h2c Upgrade; the request is now stream 1 of the new HTTP/2 connection
+        }
         beginExchange();
         ex.request = req;
         ex.method = req.method();
@@ -314,15 +353,25 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         }
         RouteTable table = lc.routes();
         String path = table.usesPath() ? req.path() : null;
+        TlsRequests tls = tlsRequests(); // TLS hook: null on cleartext connections
         ex.route = table.routeHttp(table.usesHost() ? ProxyHeads.hostWithoutPort(authority) : null, path, ex.method,
-                req::header);
+                tls == null ? req::header : tls.headers(req::header));
         if (ex.route == null) {
             respondError(HttpResponseStatus.NOT_FOUND, "no route for " + ex.method + " " + req.path()
                     + (authority == null ? "" : " on host " + authority), RequestOutcome.NO_ROUTE, false);
             return;
         }
-        if (ex.route.cluster() == null) { // traffic: the route answers by itself (redirect, direct response)
-            respondLocal(req);
+        RouteLimits limits = ex.route.rateLimits(); // rate limit hook (docs/rate-limits.md): decide → 429
+        if (limits != null) {
+            long wait = limits.decideHttp(req::header, ctx.channel().remoteAddress());
+            if (wait != RouteLimits.ALLOWED) {
+                respondError(HttpResponseStatus.TOO_MANY_REQUESTS, "rate limited on route " + ex.route.name(),
+                        RequestOutcome.RATE_LIMITED, false, "retry-after: " + RouteLimits.retryAfterSeconds(wait) + "\r\n");
+                return;
+            }
+        }
+        if (ex.route.cluster() == null) { // route rules: the route answers by itself (redirect, direct response)
+            respondLocal(req); // after the route's rate limits, before any cluster pick or breaker
             return;
         }
         long max = ex.options.maxRequestBodyBytes();
@@ -331,8 +380,35 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
                     + " bytes exceeds the limit of " + max, RequestOutcome.BODY_TOO_LARGE, true);
             return;
         }
-        ex.cluster = ex.route.cluster();
-        ex.host = ex.cluster.pick();
+        RouteTraffic traffic = ex.route.traffic();
+        long key = io.sluice.lb.Hashing.NO_KEY;
+        if (traffic == null) {
+            ex.cluster = ex.route.cluster();
+            ex.policies = ex.route.policies();
+        } else { // weighted clusters, hash balancing (docs/traffic-routing.md)
+            key = traffic.key(req::header, null, peer::ip);
+            ex.cluster = traffic.cluster(ex.route.cluster(), key);
+            ex.policies = ex.route.policiesFor(ex.cluster);
+        }
+        // ---- resilience: the cluster's max_requests breaker, then the retry state and the pick
+        if (!ex.policies.breaker().tryRequest()) {
+            respondError(HttpResponseStatus.SERVICE_UNAVAILABLE, "cluster " + ex.cluster.name()
+                    + " is at its max_requests limit", RequestOutcome.OVERLOADED, false);
+            return;
+        }
+        ex.requestSlot = true;
+        if (req.hasHopByHop()) { // route rules: an Upgrade the route allows goes up with its Upgrade/Connection
+            ex.upgrade = UpgradeTunnel.chosen(req, ex.route);
+        }
+        // an upgrade request is never retried: once it went up, the connection may be the tunnel
+        retry.begin(ex.upgrade == null ? ex.route.retryPolicy() : null, ex.policies);
+        ex.host = retry.pick(ex.cluster, key);
+        if (ex.host == null && retry.pickOverflowed()) {
+            respondError(HttpResponseStatus.SERVICE_UNAVAILABLE, "every host of cluster " + ex.cluster.name()
+                    + " is at its max_host_requests limit", RequestOutcome.OVERLOADED, false);
+            return;
+        }
+        // ---- end resilience
         if (ex.host == null) {
             respondError(HttpResponseStatus.SERVICE_UNAVAILABLE, "no healthy host in cluster " + ex.cluster.name(),
                     RequestOutcome.NO_HEALTHY_HOST, false);
@@ -343,26 +419,13 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
             // Like nginx: the gateway itself invites the body once it knows where it goes.
             ctx.writeAndFlush(ErrorResponses.continueResponse(), ctx.voidPromise());
         }
-        String rewritten = null;
-        if (ex.route.rewrites()) {
-            String forward = req.forwardTarget();
-            rewritten = ex.route.rewrite(forward != null ? forward : req.target());
+        ByteBuf head = requestHead(ex.host);
+        if (traffic != null && traffic.mirrors() != null) { // request mirroring (docs/traffic-routing.md)
+            boolean xf = ex.options.xForwarded();
+            ex.mirror = Mirror.begin(traffic.mirrors(), ctx.alloc(), req, rewrittenTarget(req), xf ? peer.ip() : null,
+                    xf && peer.trusted(ex.options), expect, ex.requestComplete, pool, scheduler);
         }
-        String hostOverride = ex.route.hostFor(ex.host, !ex.options.preserveHost() || authority == null ? ex.host.address() : null);
-        boolean xf = ex.options.xForwarded();
-        ByteBuf head = ProxyHeads.requestHead(ctx.alloc(), req, rewritten, hostOverride, xf ? peer.ip() : null,
-                xf && peer.trusted(ex.options), expect);
-        if (req.hasHopByHop()) { // traffic: an Upgrade the route allows goes up with its Upgrade/Connection
-            ex.upgrade = UpgradeTunnel.chosen(req, ex.route);
-            if (ex.upgrade != null) {
-                head = UpgradeTunnel.withUpgrade(ctx.alloc(), head, ex.upgrade);
-            }
-        }
-        if (ex.route.requestRules() != null || ex.options.tracing() != null) { // traffic: ids, trace context, header rules
-            head = traffic.request(ctx.alloc(), head, req, ex.options.tracing(), ex.route.requestRules(), peer.ip(),
-                    ex.route.name(), ex.host.address());
-        }
-        if (lc.accessLog() == null) {
+        if (lc.accessLog() == null && retry.policy() == null) {
             ex.request = null; // nothing needs the received head any more
             req.release();
         }
@@ -381,6 +444,46 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
             ex.retryHead = head;
             connect();
         }
+    }
+
+    /** The target the route's prefix rewrite makes of the request's, or null when the route does not rewrite. */
+    private String rewrittenTarget(HttpHead req) {
+        if (!ex.route.rewrites()) {
+            return null;
+        }
+        String forward = req.forwardTarget();
+        return ex.route.rewrite(forward != null ? forward : req.target());
+    }
+
+    /**
+     * The request head as sent to {@code h} (Host, rewrite, X-Forwarded-*, Upgrade, ids, trace
+     * context, header rules, the client identity, the attempt count); built again for every attempt.
+     */
+    private ByteBuf requestHead(Host h) {
+        HttpHead req = ex.request;
+        String authority = req.authority();
+        String rewritten = rewrittenTarget(req);
+        String hostOverride = ex.route.hostFor(h, !ex.options.preserveHost() || authority == null ? h.address() : null);
+        boolean xf = ex.options.xForwarded();
+        ByteBuf head = ProxyHeads.requestHead(ctx.alloc(), req, rewritten, hostOverride, xf ? peer.ip() : null,
+                xf && peer.trusted(ex.options), req.expectsContinue());
+        if (ex.upgrade != null) { // route rules: the allowed Upgrade with its Upgrade/Connection
+            head = UpgradeTunnel.withUpgrade(ctx.alloc(), head, ex.upgrade);
+        }
+        HeaderRuleSet rules = ex.route.requestRules(ex.cluster);
+        if (rules != null || ex.options.tracing() != null) { // route rules: ids, trace context, header rules
+            head = trafficHeaders.request(ctx.alloc(), head, req, ex.options.tracing(), rules, peer.ip(),
+                    ex.route.name(), h.address());
+        }
+        TlsRequests tls = tlsRequests();
+        if (tls != null) {
+            head = tls.rewrite(ctx.alloc(), head); // TLS hook: the client identity header
+        }
+        RetryPolicy p = retry.policy(); // ---- resilience: x-sluice-attempt
+        if (p != null && (retry.attempt() > 1 || p.includeAttemptCount())) {
+            head = AttemptHeader.add(ctx.alloc(), head, retry.attempt());
+        }
+        return head;
     }
 
     private void onRequestBody(HttpBody b) {
@@ -411,6 +514,10 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
                 if (last) {
                     ex.requestComplete = true;
                 }
+                retry.keep(b.content()); // ---- resilience: the replay buffer (no-op without a policy)
+                if (ex.mirror != null) {
+                    Mirror.body(ex.mirror, b.content(), b.payloadBytes(), last);
+                }
                 upstream.write(b.content(), upstream.voidPromise());
                 wroteUpstream = true;
                 if (last) {
@@ -431,7 +538,20 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
     }
 
     private void armResponseDeadline() {
-        ex.responseDeadline = ticker.nanoTime() + ex.route.timeoutNanos();
+        long now = ticker.nanoTime();
+        long due = now + ex.route.timeoutNanos();
+        RetryPolicy p = retry.policy();
+        if (p != null) { // ---- resilience: the route timeout bounds all attempts, a per-try timeout each
+            if (ex.overallDeadline == 0) {
+                ex.overallDeadline = due;
+            } else {
+                due = ex.overallDeadline;
+            }
+            if (p.perTryTimeoutNanos() != 0) {
+                due = earlier(due, now + p.perTryTimeoutNanos());
+            }
+        }
+        ex.responseDeadline = due;
         armTimer(ex.responseDeadline);
     }
 
@@ -441,9 +561,32 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         int id = ex.exchangeId;
         Host target = ex.host;
         ClusterBalancer c = ex.cluster;
+        // ---- resilience: max_pending_requests and max_connections
+        CircuitBreaker br = ex.policies.breaker();
+        if (!br.pending().tryAcquire()) {
+            dropQueuedBody();
+            respondError(HttpResponseStatus.SERVICE_UNAVAILABLE, "cluster " + c.name()
+                    + " is at its max_pending_requests limit", RequestOutcome.OVERLOADED, false);
+            return;
+        }
+        ex.pendingSlot = true;
+        if (!br.connections().tryAcquire()) {
+            dropQueuedBody();
+            respondError(HttpResponseStatus.SERVICE_UNAVAILABLE, "cluster " + c.name()
+                    + " is at its max_connections limit", RequestOutcome.OVERLOADED, false);
+            return;
+        }
+        // ---- end resilience
         ex.connectDeadline = ticker.nanoTime() + c.config().connectTimeout().toNanos();
         armTimer(ex.connectDeadline);
-        pool.connect(target, c.config()).addListener((ChannelFuture f) -> onConnected(f, id, target, c));
+        pool.connect(target, c.config()).addListener((ChannelFuture f) -> {
+            if (f.isSuccess()) {
+                f.channel().closeFuture().addListener(x -> br.connections().release());
+            } else {
+                br.connections().release();
+            }
+            onConnected(f, id, target, c);
+        });
     }
 
     private void onConnected(ChannelFuture f, int id, Host target, ClusterBalancer c) {
@@ -454,12 +597,17 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
             return;
         }
         ex.connectDeadline = 0;
+        releasePendingSlot();
         if (!f.isSuccess()) {
             boolean timeout = f.cause() instanceof ConnectTimeoutException;
             c.onOutcome(target, Outcome.CONNECT_FAILURE);
+            if (retryAttempt(RetryPolicy.Failure.CONNECT_FAILURE, 0, null)) {
+                return;
+            }
             dropQueuedBody();
+            String tls = UpstreamTlsException.describe(f.cause()); // upstream TLS: the handshake's failure reason
             respondError(timeout ? HttpResponseStatus.GATEWAY_TIMEOUT : HttpResponseStatus.BAD_GATEWAY,
-                    (timeout ? "timed out connecting to " : "cannot connect to ") + target.address()
+                    tls != null ? tls : (timeout ? "timed out connecting to " : "cannot connect to ") + target.address()
                             + " of cluster " + c.name(),
                     timeout ? RequestOutcome.CONNECT_TIMEOUT : RequestOutcome.CONNECT_FAILURE, false);
             return;
@@ -470,6 +618,9 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         ByteBuf head = ex.retryHead;
         ex.retryHead = null;
         writeHead(head);
+        if (retry.hasReplay()) { // ---- resilience: a retry replays the body sent so far
+            retry.replay(b -> upstream.write(b, upstream.voidPromise()));
+        }
         Object m;
         while (state == State.PROXYING && (m = queue.peek()) instanceof HttpBody) {
             queue.poll();
@@ -505,6 +656,11 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
                 failMidResponse();
                 return;
             }
+            if (retry.active() && retryAttempt(RetryPolicy.Failure.STATUS, resp.status(), // ---- resilience
+                    resp.status() >= 500 ? Outcome.SERVER_ERROR : Outcome.SUCCESS)) {
+                resp.release();
+                return;
+            }
             onResponseHead(resp);
             if (resp.isComplete()) {
                 onResponseComplete();
@@ -528,7 +684,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
             abortUpstream(Outcome.RESET);
             if (ex.responseStarted) {
                 failMidResponse();
-            } else {
+            } else if (!retryAttempt(RetryPolicy.Failure.RESET, 0, null)) {
                 failUpstream("malformed response from upstream " + ex.host.address() + ": " + err.reason());
             }
         } else {
@@ -601,8 +757,8 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         if (head != resp.raw()) {
             resp.release();
         }
-        if (ex.route.responseRules() != null || ex.options.tracing() != null) { // traffic: echoed id, header rules
-            head = traffic.response(ctx.alloc(), head, ex.options.tracing(), ex.route.responseRules(), peer.ip(),
+        if (ex.route.responseRules(ex.cluster) != null || ex.options.tracing() != null) { // traffic: echoed id, header rules
+            head = trafficHeaders.response(ctx.alloc(), head, ex.options.tracing(), ex.route.responseRules(ex.cluster), peer.ip(),
                     ex.route.name(), ex.host.address());
         }
         ctx.write(head, ctx.voidPromise());
@@ -643,7 +799,11 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
     @Override
     public void onUpstreamError(Throwable cause) {
         // the close that follows reports the loss through onUpstreamInactive
+        upstreamTlsAlert = UpstreamTlsException.alert(cause); // upstream TLS: e.g. a TLS 1.3 client certificate rejected after the handshake
     }
+
+    /** Upstream TLS: what a TLS error on the current upstream connection said, for the 502; null: none. */
+    private String upstreamTlsAlert;
 
     /** The upstream connection of the current exchange closed before the response completed. */
     @Override
@@ -665,7 +825,11 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
             return;
         }
         ex.cluster.onOutcome(ex.host, Outcome.RESET);
-        failUpstream("upstream " + ex.host.address() + " closed the connection before responding");
+        if (retryAttempt(RetryPolicy.Failure.RESET, 0, null)) {
+            return;
+        }
+        failUpstream("upstream " + ex.host.address() + " closed the connection before responding"
+                + (upstreamTlsAlert != null ? " (TLS: " + upstreamTlsAlert + ")" : ""));
     }
 
     /** The upstream failed after the response head went out: the client cannot be told, only cut off. */
@@ -730,6 +894,10 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         ex.connectDeadline = 0;
         ClusterBalancer c = ex.cluster;
         c.onOutcome(ex.host, Outcome.CONNECT_FAILURE);
+        releasePendingSlot();
+        if (retryAttempt(RetryPolicy.Failure.CONNECT_FAILURE, 0, null)) {
+            return; // the connect goes on; onConnected parks the connection if it comes up
+        }
         dropQueuedBody();
         respondError(HttpResponseStatus.GATEWAY_TIMEOUT, "timed out connecting to " + ex.host.address() + " of cluster "
                 + c.name() + " within " + c.config().connectTimeout().toMillis() + " ms", RequestOutcome.CONNECT_TIMEOUT, false);
@@ -738,6 +906,10 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
 
     private void onResponseTimeout() {
         abortUpstream(Outcome.TIMEOUT);
+        if (ex.overallDeadline != 0 && ticker.nanoTime() - ex.overallDeadline < 0 // a per-try timeout
+                && retryAttempt(RetryPolicy.Failure.TIMEOUT, 0, null)) {
+            return;
+        }
         respondError(HttpResponseStatus.GATEWAY_TIMEOUT, "upstream " + ex.host.address() + " did not respond within "
                 + TimeUnit.NANOSECONDS.toMillis(ex.route.timeoutNanos()) + " ms", RequestOutcome.UPSTREAM_TIMEOUT, false);
     }
@@ -745,6 +917,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
     // ---------------------------------------------------------------- exchange plumbing
 
     private void attach(Channel ch) {
+        upstreamTlsAlert = null;
         upstream = ch;
         upstreamHandler = UpstreamHandler.of(ch);
         upstreamHandler.owner(this);
@@ -775,10 +948,17 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
      * the client wants keep-alive, {@code forceClose} is false and no request body is left unread.
      */
     private void respondError(HttpResponseStatus st, String reason, RequestOutcome outcome, boolean forceClose) {
+        respondError(st, reason, outcome, forceClose, null);
+    }
+
+    /** @param extraHeaders header lines (each ending in CRLF) added to the response, or null */
+    private void respondError(HttpResponseStatus st, String reason, RequestOutcome outcome, boolean forceClose,
+                              String extraHeaders) {
         boolean keep = ex.keepAlive && !forceClose && !closeAfterResponse && !lc.draining()
                 && (ex.requestComplete || !ex.requestHasBody);
         finishExchange(outcome, st.code()); // metrics first: a client that saw the answer sees it counted
-        ctx.writeAndFlush(ErrorResponses.of(ctx.alloc(), st, reason, keep), ctx.voidPromise());
+        ctx.writeAndFlush(outcome == RequestOutcome.OVERLOADED ? ErrorResponses.overloaded(ctx.alloc(), reason, keep)
+                : ErrorResponses.of(ctx.alloc(), st, reason, keep, extraHeaders), ctx.voidPromise());
         if (!keep) {
             // Linger: the client may have sent more than was read; closing now could reset the answer away.
             state = State.CLOSED;
@@ -795,7 +975,8 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
     /** The route's redirect or direct response ({@link LocalAnswers}); connection handling as for {@link #respondError}. */
     private void respondLocal(HttpHead req) {
         boolean keep = ex.keepAlive && !closeAfterResponse && !lc.draining() && (ex.requestComplete || !ex.requestHasBody);
-        ByteBuf answer = LocalAnswers.response(ctx.alloc(), ex.route, req, "HEAD".equals(ex.method), keep);
+        ByteBuf answer = LocalAnswers.response(ctx.alloc(), ex.route, req, "HEAD".equals(ex.method), keep,
+                tlsRequests() != null);
         finishExchange(RequestOutcome.LOCAL, LocalAnswers.status(ex.route));
         ctx.writeAndFlush(answer, ctx.voidPromise());
         if (!keep) {
@@ -818,13 +999,26 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         e.durationNanos = ticker.nanoTime() - ex.start;
         e.host = ex.host;
         e.bytesOut = ex.bytesOut;
+        // ---- resilience: attempts, the retry state, the breaker slots
+        e.attempts = retry.attempt();
+        retry.end(outcome == RequestOutcome.PROXIED && code < 500);
+        releasePendingSlot();
+        if (ex.requestSlot) {
+            ex.requestSlot = false;
+            ex.policies.breaker().requestDone();
+        }
         if (lc.accessLog() != null) {
-            e.traceId = traffic.logId();
+            e.traceId = trafficHeaders.logId();
             e.client = peer.ip();
+            e.clientCert = tlsRequests == null ? null : tlsRequests.identity(); // TLS hook
             e.target = ex.request == null ? "-" : ex.method + " " + ex.request.target();
         }
         releaseRequest();
-        traffic.reset();
+        trafficHeaders.reset();
+        if (ex.mirror != null) {
+            Mirror.exchangeEnded(ex.mirror);
+            ex.mirror = null;
+        }
         ex.bytesOut = 0;
         if (ex.host != null) {
             ex.host.requestFinished();
@@ -836,6 +1030,78 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         ex.upgrade = null;
         ex.route = null;
         ex.cluster = null;
+    }
+
+    // ---------------------------------------------------------------- resilience (policy package)
+
+    private void releasePendingSlot() {
+        if (ex.pendingSlot) {
+            ex.pendingSlot = false;
+            ex.policies.breaker().pending().release();
+        }
+    }
+
+    /**
+     * The current attempt failed ({@code f}, with the response status for {@link RetryPolicy.Failure#STATUS}):
+     * if the route's policy retries it, attempts are left, the back-off ends before the route's
+     * deadline and the retry budget allows it, leaves the attempt (its connection closed, {@code report}
+     * given to outlier detection when not null) and schedules the next one after the back-off on
+     * this connection's scheduler. Request body parts that arrive meanwhile queue (reads pause).
+     * False: answer the failure as before.
+     */
+    private boolean retryAttempt(RetryPolicy.Failure f, int status, Outcome report) {
+        RetryPolicy p = retry.policy();
+        if (p == null || !retry.active() || ex.responseStarted || state == State.CLOSED
+                || !p.retriesHttp(f, status, p.replaySafe(ex.method))) {
+            return false;
+        }
+        long delay = p.backoffNanos(retry.attempt(), lc.retryJitter());
+        if (ex.overallDeadline != 0 && ticker.nanoTime() + delay - ex.overallDeadline >= 0) {
+            return false; // the route's timeout would pass first
+        }
+        if (!retry.tryRetry()) {
+            return false;
+        }
+        if (upstream != null) {
+            detachUpstream().close();
+        }
+        if (report != null) {
+            ex.cluster.onOutcome(ex.host, report);
+        }
+        releasePendingSlot();
+        ex.host.requestFinished();
+        ex.host = null;
+        ex.exchangeId++; // callbacks of the failed attempt are stale now
+        ex.connectDeadline = 0;
+        ex.responseDeadline = 0;
+        state = State.CONNECTING; // body parts queue until the next attempt is connected
+        updateRead();
+        int id = ex.exchangeId;
+        retry.backoff = scheduler.schedule(() -> nextAttempt(id), delay);
+        return true;
+    }
+
+    /** The back-off of a retry is over: a host other than those tried, the head again, connect. */
+    private void nextAttempt(int id) {
+        if (id != ex.exchangeId || state != State.CONNECTING || ex.host != null) {
+            return;
+        }
+        retry.backoff = null;
+        Host h = retry.pick(ex.cluster);
+        if (h == null) {
+            dropQueuedBody();
+            respondError(HttpResponseStatus.SERVICE_UNAVAILABLE, "no host of cluster " + ex.cluster.name()
+                    + " left to retry on", retry.pickOverflowed() ? RequestOutcome.OVERLOADED : RequestOutcome.NO_HEALTHY_HOST, false);
+            return;
+        }
+        ex.host = h;
+        h.requestStarted();
+        if (ex.retryHead != null) {
+            ex.retryHead.release();
+        }
+        ex.retryHead = requestHead(h);
+        ex.reusedConnection = false;
+        connect();
     }
 
     private void releaseRequest() {

@@ -15,6 +15,8 @@ import io.sluice.core.time.Scheduler;
 import io.sluice.server.channel.ConnectionTimer;
 import io.sluice.server.channel.SluicePipeline;
 import io.sluice.server.metrics.ClusterMetrics;
+import io.sluice.server.tls.upstream.UpstreamTls;
+import io.sluice.server.tls.upstream.UpstreamTlsContexts;
 import io.sluice.server.transport.Transport;
 
 import java.util.ArrayDeque;
@@ -35,10 +37,13 @@ import java.util.function.Function;
  * so at any client concurrency a steady load reuses what it opened. An optional per-host cap
  * ({@code pool.max_idle_per_host}) closes connections beyond it instead of parking them.
  */
-final class HttpUpstreamPool {
+public final class HttpUpstreamPool {
 
     /** Limits of the response decoder of new connections (the listener's http options; set on reload). */
     volatile Http1DecoderConfig responseCodec = HttpListenerContext.responseCodec(HttpOptions.defaults());
+
+    /** The clusters' upstream TLS contexts (set once by the listener context; null: no cluster has TLS). */
+    volatile UpstreamTlsContexts upstreamTls;
 
     static final long SWEEP_PERIOD_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
 
@@ -66,12 +71,22 @@ final class HttpUpstreamPool {
         this.bootstrap = template;
     }
 
-    EventLoop loop() {
+    public EventLoop loop() {
         return loop;
     }
 
+    /** The connection template of this loop (mirrors open their own connections from it). */
+    Bootstrap template() {
+        return bootstrap;
+    }
+
+    /** The meters of cluster {@code name}, or null. */
+    ClusterMetrics meters(String name) {
+        return meters.apply(name);
+    }
+
     /** Returns a parked live connection to {@code host}, or null. Event loop only. */
-    Channel acquire(Host host) {
+    public Channel acquire(Host host) {
         ArrayDeque<Channel> q = idle.get(host);
         if (q == null) {
             return null;
@@ -88,8 +103,9 @@ final class HttpUpstreamPool {
     }
 
     /** Opens a new connection to {@code host}; the future completes on this loop. */
-    ChannelFuture connect(Host host, ClusterConfig cluster) {
+    public ChannelFuture connect(Host host, ClusterConfig cluster) {
         ClusterMetrics cm = meters.apply(cluster.name());
+        UpstreamTls tls = cluster.tls() == null ? null : UpstreamTlsContexts.lookup(upstreamTls, cluster);
         Bootstrap b = bootstrap.clone()
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE, cluster.connectTimeout().toMillis()))
                 .handler(new ChannelInitializer<Channel>() {
@@ -98,12 +114,17 @@ final class HttpUpstreamPool {
                         if (cm != null) {
                             ch.pipeline().addLast(SluicePipeline.UPSTREAM_METER, cm.connectionHandler());
                         }
+                        if (tls != null) {
+                            tls.addHandler(ch, host, cluster.connectTimeout());
+                        }
                         Http1Decoder decoder = Http1Decoder.forResponses(responseCodec);
                         ch.pipeline().addLast(SluicePipeline.HTTP_UPSTREAM_DECODER, decoder)
                                 .addLast(SluicePipeline.HTTP_UPSTREAM, new UpstreamHandler(HttpUpstreamPool.this, host, decoder, cm));
                     }
                 });
-        return b.connect(host.host(), host.port());
+        ChannelFuture f = b.connect(host.host(), host.port());
+        // TLS: the connection counts as open once its handshake succeeded
+        return cluster.tls() == null ? f : UpstreamTls.handshake(tls, f, host, cluster.name());
     }
 
     /**
@@ -111,7 +132,7 @@ final class HttpUpstreamPool {
      * can be part of a later response, see {@link UpstreamHandler#dirt()}) and the host's cap, if
      * any, leaves room; otherwise closes it.
      */
-    void release(Host host, Channel ch, ClusterConfig cluster) {
+    public void release(Host host, Channel ch, ClusterConfig cluster) {
         if (!ch.isActive()) {
             return;
         }

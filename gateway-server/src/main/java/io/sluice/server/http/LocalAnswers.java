@@ -7,7 +7,7 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import io.sluice.codec.http.HttpHead;
 import io.sluice.codec.http.ProxyHeads;
 import io.sluice.core.config.StringMatch;
-import io.sluice.core.config.TrafficPolicy;
+import io.sluice.core.config.RouteRules;
 import io.sluice.server.route.Route;
 
 import java.nio.charset.StandardCharsets;
@@ -17,33 +17,36 @@ import java.nio.charset.StandardCharsets;
  * the request and the route's rewrite of scheme, host, port, path or prefix, query kept unless
  * stripped) or a direct response (fixed status, small body).
  */
-final class LocalAnswers {
+public final class LocalAnswers {
 
     private LocalAnswers() {
     }
 
     /** The status {@code route} answers with (it answers by itself). */
-    static int status(Route route) {
-        TrafficPolicy t = route.traffic();
+    public static int status(Route route) {
+        RouteRules t = route.rules();
         return t.redirect() != null ? t.redirect().status() : t.directResponse().status();
     }
 
-    /** The whole response. {@code head}: a HEAD request (no body is sent, its length is). */
-    static ByteBuf response(ByteBufAllocator alloc, Route route, HttpHead req, boolean head, boolean keepAlive) {
-        TrafficPolicy t = route.traffic();
+    /**
+     * The whole response. {@code head}: a HEAD request (no body is sent, its length is); {@code tls}:
+     * the client came over TLS (a redirect then keeps https unless it sets its scheme).
+     */
+    static ByteBuf response(ByteBufAllocator alloc, Route route, HttpHead req, boolean head, boolean keepAlive, boolean tls) {
+        RouteRules t = route.rules();
         int status = status(route);
         StringBuilder sb = new StringBuilder(128).append("HTTP/1.1 ").append(status).append(' ')
                 .append(HttpResponseStatus.valueOf(status).reasonPhrase()).append("\r\n");
         byte[] body;
         if (t.redirect() != null) {
-            sb.append("Location: ").append(location(t.redirect(), route, req)).append("\r\n");
+            String target = req.forwardTarget() != null ? req.forwardTarget() : req.target();
+            sb.append("Location: ").append(location(t.redirect(), route, req.authority(), target, tls)).append("\r\n");
             body = new byte[0];
         } else {
-            TrafficPolicy.DirectResponse d = t.directResponse();
-            body = d.body() == null ? new byte[0] : d.body().getBytes(StandardCharsets.UTF_8);
+            RouteRules.DirectResponse d = t.directResponse();
+            body = body(d);
             if (body.length > 0) {
-                sb.append("Content-Type: ").append(d.contentType() != null ? d.contentType() : "text/plain; charset=utf-8")
-                        .append("\r\n");
+                sb.append("Content-Type: ").append(contentType(d)).append("\r\n");
             }
         }
         sb.append("Content-Length: ").append(body.length).append("\r\n");
@@ -59,9 +62,21 @@ final class LocalAnswers {
         return out;
     }
 
-    /** The redirect's {@code Location}: the request's URL with the redirect's parts replaced. */
-    static String location(TrafficPolicy.Redirect r, Route route, HttpHead req) {
-        String authority = req.authority();
+    /** A direct response's body bytes (empty when it has none). */
+    public static byte[] body(RouteRules.DirectResponse d) {
+        return d.body() == null ? new byte[0] : d.body().getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** A direct response's Content-Type (when it has a body). */
+    public static String contentType(RouteRules.DirectResponse d) {
+        return d.contentType() != null ? d.contentType() : "text/plain; charset=utf-8";
+    }
+
+    /**
+     * The redirect's {@code Location}: the request's URL ({@code authority}, {@code target}: path
+     * and query; scheme https when {@code tls}) with the redirect's parts replaced.
+     */
+    public static String location(RouteRules.Redirect r, Route route, String authority, String target, boolean tls) {
         String reqHost = authority == null ? "" : ProxyHeads.hostWithoutPort(authority);
         String reqPort = null;
         if (authority != null && !authority.endsWith("]")) {
@@ -70,11 +85,11 @@ final class LocalAnswers {
                 reqPort = authority.substring(colon + 1);
             }
         }
-        String scheme = r.scheme() != null ? r.scheme() : r.httpsRedirect() ? "https" : "http";
-        boolean schemeChanged = !scheme.equals("http"); // the listener speaks plain http
+        String own = tls ? "https" : "http";
+        String scheme = r.scheme() != null ? r.scheme() : r.httpsRedirect() ? "https" : own;
+        boolean schemeChanged = !scheme.equals(own);
         String host = r.host() != null ? r.host() : reqHost;
         String port = r.port() > 0 ? String.valueOf(r.port()) : schemeChanged || r.host() != null ? null : reqPort;
-        String target = req.forwardTarget() != null ? req.forwardTarget() : req.target();
         int q = target.indexOf('?');
         String path = q < 0 ? target : target.substring(0, q);
         String query = q < 0 || r.stripQuery() ? "" : target.substring(q);

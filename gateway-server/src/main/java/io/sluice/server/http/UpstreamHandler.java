@@ -22,7 +22,7 @@ import io.sluice.server.metrics.ClusterMetrics;
  * <p>It also keeps what decides whether the connection may be reused (see {@link #dirt()}): a
  * connection goes back to the pool only when nothing it received can belong to a later exchange.
  */
-final class UpstreamHandler extends ChannelInboundHandlerAdapter {
+public final class UpstreamHandler extends ChannelInboundHandlerAdapter {
 
     private final HttpUpstreamPool pool;
     private final Host host;
@@ -48,12 +48,12 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
     }
 
     /** The next response answers a HEAD request. */
-    void expectBodylessResponse(boolean on) {
+    public void expectBodylessResponse(boolean on) {
         decoder.expectBodylessResponse(on);
     }
 
     /** De-chunk the current response body (for an HTTP/1.0 client). */
-    void dechunk(boolean on) {
+    public void dechunk(boolean on) {
         decoder.dechunk(on);
     }
 
@@ -61,7 +61,7 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
      * The exchange in flight saw something that makes the connection unfit for reuse, e.g. a
      * response framed without a body whose head announced one: its bytes may still come.
      */
-    void markDirty(int reason) {
+    public void markDirty(int reason) {
         if (dirty < 0) {
             dirty = reason;
         }
@@ -90,7 +90,7 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
     }
 
     /** The handler of an upstream connection: always the last in its pipeline (O(1), no name lookup). */
-    static UpstreamHandler of(Channel ch) {
+    public static UpstreamHandler of(Channel ch) {
         return (UpstreamHandler) ch.pipeline().last();
     }
 
@@ -98,7 +98,7 @@ final class UpstreamHandler extends ChannelInboundHandlerAdapter {
         return host;
     }
 
-    void owner(UpstreamListener newOwner) {
+    public void owner(UpstreamListener newOwner) {
         if (meters != null && (owner == null) != (newOwner == null)) {
             if (newOwner != null) {
                 meters.connectionBorrowed();

@@ -7,7 +7,7 @@ import io.netty.channel.Channel;
  * borrowed it (today {@link HttpProxyHandler}; later a retry or h2 bridge): what the upstream
  * connection sees while it is owned. Called on the shared event loop.
  */
-interface UpstreamListener {
+public interface UpstreamListener {
 
     /** A decoded response part ({@code HttpHead}, {@code HttpBody} or {@code HttpDecodeError}); takes ownership. */
     void onUpstreamRead(Object msg);

@@ -4,6 +4,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -14,6 +15,7 @@ import io.sluice.lb.HealthProbe;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -28,6 +30,7 @@ import java.util.concurrent.atomic.LongAdder;
  *       {@code sluice.upstream.connections.retired{cluster, reason}} (HTTP keep-alive connections
  *       closed instead of reused because they were not provably clean)</li>
  *   <li>{@code sluice.health_check.attempts{cluster, result}}</li>
+ *   <li>{@code sluice.mirror.requests{cluster, result}}: request copies mirrored to this (shadow) cluster</li>
  * </ul>
  */
 public final class ClusterMetrics implements AutoCloseable {
@@ -55,6 +58,17 @@ public final class ClusterMetrics implements AutoCloseable {
     private final Counter[] retired = new Counter[RETIRE_REASONS.length];
     private final Counter probesPassed;
     private final Counter probesFailed;
+    /** Mirror results, indexes into {@link #MIRROR_RESULTS}: see {@link #mirrored(int)}. */
+    public static final int MIRROR_SENT = 0;
+    public static final int MIRROR_FAILED = 1;
+    public static final int MIRROR_TIMEOUT = 2;
+    public static final int MIRROR_DROPPED = 3;
+    public static final int MIRROR_TOO_LARGE = 4;
+    public static final int MIRROR_ABANDONED = 5;
+    private static final String[] MIRROR_RESULTS = {"sent", "failed", "timeout", "dropped", "too_large", "abandoned"};
+    private static final MeterRegistry DETACHED = new SimpleMeterRegistry();
+    private boolean removed;
+    private final AtomicReferenceArray<Counter> mirrors = new AtomicReferenceArray<>(MIRROR_RESULTS.length);
     private final LongAdder open = new LongAdder();
     private final LongAdder inUse = new LongAdder();
     private final ChannelHandler connectionHandler = new ConnectionHandler();
@@ -91,6 +105,35 @@ public final class ClusterMetrics implements AutoCloseable {
                 .description("Active health probes by result").register(registry));
         probesFailed = add(Counter.builder("sluice.health_check.attempts").tags("cluster", name, "result", "failure")
                 .description("Active health probes by result").register(registry));
+    }
+
+    /**
+     * Counts one mirror that ended with {@code result} ({@link #MIRROR_SENT}...). The series of a
+     * cluster appear with its first mirror, so clusters that are no shadow export none.
+     */
+    public void mirrored(int result) {
+        Counter c = mirrors.get(result);
+        if (c == null) {
+            c = registerMirrors(result);
+        }
+        c.increment();
+    }
+
+    private synchronized Counter registerMirrors(int result) {
+        if (removed) { // a mirror that ended after its cluster was removed: not exported
+            return Counter.builder("sluice.mirror.requests").register(DETACHED);
+        }
+        if (mirrors.get(0) == null) {
+            for (int i = 0; i < MIRROR_RESULTS.length; i++) {
+                mirrors.set(i, add(Counter.builder("sluice.mirror.requests").tags("cluster", name, "result", MIRROR_RESULTS[i])
+                        .description("Request copies mirrored to this shadow cluster, by result: sent (an answer began),"
+                                + " failed (no host, connect error, reset), timeout, dropped (max_concurrent mirrors in flight),"
+                                + " too_large (body over max_body_bytes, not mirrored), abandoned (the client's request ended"
+                                + " before its body was complete)")
+                        .register(registry)));
+            }
+        }
+        return mirrors.get(result);
     }
 
     private <M extends Meter> M add(M m) {
@@ -166,7 +209,8 @@ public final class ClusterMetrics implements AutoCloseable {
     }
 
     @Override
-    public void close() {
+    public synchronized void close() {
+        removed = true;
         meters.forEach(registry::remove);
     }
 

@@ -19,7 +19,7 @@ import java.util.Map;
  * {@code sluice.upstream.host.healthy} (0 while active checks fail it, else 1) and
  * {@code sluice.upstream.host.ejected} (1 while outlier detection holds it out). Read on scrape only.
  * {@link #sync} follows a cluster's host set after a start or reload: hosts that left lose their
- * meters, hosts that came get theirs. Called under the gateway's lock.
+ * meters, hosts that came get theirs. Called under the gateway's lock, or by a discovery source's thread.
  */
 public final class HostGauges {
 
@@ -35,7 +35,7 @@ public final class HostGauges {
     }
 
     /** Registers the meters of hosts new to {@code balancer}'s cluster and removes those of hosts gone. */
-    public void sync(ClusterBalancer balancer) {
+    public synchronized void sync(ClusterBalancer balancer) {
         String cluster = balancer.name();
         Map<String, Registered> old = clusters.getOrDefault(cluster, Map.of());
         Map<String, Registered> now = new LinkedHashMap<>();
@@ -58,7 +58,7 @@ public final class HostGauges {
     }
 
     /** Removes every host meter of {@code cluster}. */
-    public void remove(String cluster) {
+    public synchronized void remove(String cluster) {
         Map<String, Registered> gone = clusters.remove(cluster);
         if (gone != null) {
             for (Registered r : gone.values()) {

@@ -6,6 +6,8 @@ import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.netty.channel.ChannelHandler;
+import io.sluice.core.cluster.Host;
+import io.sluice.lb.ClusterBalancer;
 import io.sluice.server.channel.RequestEnd;
 import io.sluice.server.channel.RequestLog;
 import io.sluice.server.route.Route;
@@ -149,6 +151,37 @@ public final class ListenerMetrics implements AutoCloseable, RequestLog {
         bytesOut = add(Counter.builder("sluice.downstream.sent").baseUnit("bytes")
                 .tags("listener", listener, "protocol", protocol).description("Bytes written to clients").register(registry));
         noRoute = new RouteMeters(NO_ROUTE, null);
+        // HTTP/2 (io.sluice.server.http2)
+        h2Connections = add(Counter.builder("sluice.http2.connections").tags("listener", listener, "protocol", protocol)
+                .description("Client connections that became HTTP/2 (h2c preface or upgrade)").register(registry));
+        h2Streams = add(Counter.builder("sluice.http2.streams").tags("listener", listener, "protocol", protocol)
+                .description("HTTP/2 streams (requests) started by clients").register(registry));
+        h2GoAwayErrors = add(Counter.builder("sluice.http2.goaway_errors").tags("listener", listener, "protocol", protocol)
+                .description("HTTP/2 connections the gateway closed with an error GOAWAY (protocol errors, flood and reset limits)")
+                .register(registry));
+    }
+
+    private final Counter h2Connections;
+    private final Counter h2Streams;
+    private final Counter h2GoAwayErrors;
+
+    /** A client connection became HTTP/2. */
+    public void http2ConnectionOpened() {
+        h2Connections.increment();
+    }
+
+    /** A client started an HTTP/2 stream. */
+    public void http2StreamStarted() {
+        h2Streams.increment();
+    }
+
+    /** The gateway sent an error GOAWAY (a limit or a protocol error). */
+    public void http2GoAwayError() {
+        h2GoAwayErrors.increment();
+    }
+
+    public double http2GoAwayErrors() {
+        return h2GoAwayErrors.count();
     }
 
     private <M extends Meter> M add(M m) {
@@ -175,6 +208,7 @@ public final class ListenerMetrics implements AutoCloseable, RequestLog {
             } else {
                 m.cluster = cm;
             }
+            m.sides(r, clusters);
             r.meters(m);
         }
         routes.entrySet().removeIf(e -> {
@@ -259,7 +293,7 @@ public final class ListenerMetrics implements AutoCloseable, RequestLog {
     /** Records a finished request: its route, outcome, HTTP status class and duration. */
     @Override
     public void requestEnded(RequestEnd end) {
-        requestFinished(end.route, end.outcome, end.httpStatus(), end.durationNanos);
+        requestFinished(end.route, end.outcome, end.httpStatus(), end.durationNanos, end.host);
     }
 
     /** Records a finished request without a route (or, on a Bolt listener, to its default cluster). */
@@ -274,6 +308,11 @@ public final class ListenerMetrics implements AutoCloseable, RequestLog {
      * @param status the HTTP status sent, 0 when none (and for Bolt)
      */
     public void requestFinished(Route route, RequestOutcome outcome, int status, long durationNanos) {
+        requestFinished(route, outcome, status, durationNanos, null);
+    }
+
+    /** {@code host}: the host that served it (weighted routes count it on that host's cluster), or null. */
+    private void requestFinished(Route route, RequestOutcome outcome, int status, long durationNanos, Host host) {
         activeRequests.decrementAndGet();
         if (!record) {
             return;
@@ -285,7 +324,7 @@ public final class ListenerMetrics implements AutoCloseable, RequestLog {
             RouteMeters d = defaultRoute;
             m = d != null && outcome != RequestOutcome.NO_ROUTE && outcome != RequestOutcome.CODEC_ERROR ? d : noRoute;
         }
-        m.record(outcome, status, durationNanos);
+        m.record(outcome, status, durationNanos, host);
     }
 
     /** Count of requests with this outcome (all routes and status classes); for tests and the admin API. */
@@ -322,7 +361,41 @@ public final class ListenerMetrics implements AutoCloseable, RequestLog {
                 new AtomicReferenceArray<>(OUTCOMES.length * STATUS_CLASSES.length);
         private final Timer duration;
         volatile ClusterMetrics cluster;
+        /** Weighted routes: each side's balancer and meters (null otherwise). */
+        private volatile ClusterBalancer[] sideBalancers;
+        private volatile ClusterMetrics[] sideMeters;
         private volatile boolean closed;
+
+        /** Weighted clusters: upstream counts go to the cluster that served each request, not the first one. */
+        void sides(Route r, Function<String, ClusterMetrics> clusters) {
+            ClusterBalancer[] sides = r.traffic() == null ? null : r.traffic().sides();
+            if (sides == null) {
+                sideBalancers = null;
+                sideMeters = null;
+                return;
+            }
+            ClusterMetrics[] ms = new ClusterMetrics[sides.length];
+            for (int i = 0; i < sides.length; i++) {
+                ms[i] = clusters.apply(sides[i].name());
+            }
+            sideMeters = ms;
+            sideBalancers = sides;
+        }
+
+        /** The meters of the side whose host served the request, or null (no host). */
+        private ClusterMetrics side(Host host) {
+            ClusterBalancer[] bs = sideBalancers;
+            ClusterMetrics[] ms = sideMeters;
+            if (host == null || bs == null || ms == null) {
+                return null;
+            }
+            for (int i = 0; i < bs.length && i < ms.length; i++) {
+                if (bs[i].hosts().contains(host)) {
+                    return ms[i];
+                }
+            }
+            return null;
+        }
 
         RouteMeters(String route, ClusterMetrics cluster) {
             this.route = route;
@@ -334,7 +407,7 @@ public final class ListenerMetrics implements AutoCloseable, RequestLog {
                     .register(registry);
         }
 
-        void record(RequestOutcome outcome, int status, long nanos) {
+        void record(RequestOutcome outcome, int status, long nanos, Host host) {
             int cls = status <= 0 ? 0 : Math.min(5, status / 100);
             int i = outcome.ordinal() * STATUS_CLASSES.length + cls;
             Counter c = requests.get(i);
@@ -344,6 +417,9 @@ public final class ListenerMetrics implements AutoCloseable, RequestLog {
             c.increment();
             duration.record(nanos, TimeUnit.NANOSECONDS);
             ClusterMetrics cm = cluster;
+            if (sideBalancers != null) {
+                cm = side(host);
+            }
             if (cm != null) {
                 cm.record(outcome, status);
             }

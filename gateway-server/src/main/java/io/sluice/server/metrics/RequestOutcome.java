@@ -23,7 +23,9 @@ public enum RequestOutcome {
     WRITE_TIMEOUT("write_timeout"),
     CLIENT_CLOSED("client_closed"),
     CODEC_ERROR("codec_error"),
-    OVERLOADED("overloaded");
+    OVERLOADED("overloaded"),
+    /** A rate-limit rule refused the request (HTTP 429, Bolt SERVER_THREADPOOL_BUSY). */
+    RATE_LIMITED("rate_limited");
 
     private final String tag;
 

@@ -72,7 +72,7 @@ public final class RouteTable {
             if (c == null && rc.cluster() != null) {
                 throw new IllegalStateException("route " + i + " names unknown cluster " + rc.cluster());
             }
-            out.add(new Route(rc.name() != null ? rc.name() : "route" + i, rc, c));
+            out.add(new Route(rc.name() != null ? rc.name() : "route" + i, rc, c, RouteTraffic.compile(rc.traffic(), clusters)));
         }
         return new RouteTable(out.toArray(new Route[0]));
     }

@@ -310,8 +310,13 @@ class ConfigLoaderTest {
         LoadedConfig loaded = ConfigLoader.parse(mosn, "m.json");
         assertThat(loaded.warnings()).containsExactly("$.tracing is ignored (MOSN-only)");
         assertThat(loaded.config().cluster("c").lb()).isEqualTo(LbPolicy.RANDOM);
-        assertThat(error(mosn.replace("\"Http1\"", "\"Http2\""))).contains("downstream_protocol", "HTTP/2 is not supported");
-        assertThat(error(mosn.replace("LB_RANDOM", "LB_MAGLEV"))).startsWith("$.cluster_manager.clusters[0].lb_type:");
+        // HTTP/2 downstream: an HTTP listener (it takes h2c next to HTTP/1.1)
+        assertThat(ConfigLoader.parse(mosn.replace("\"Http1\"", "\"Http2\""), "m.json").config().listeners().get(0)
+                .protocol()).isEqualTo(io.sluice.core.config.Protocol.HTTP);
+        assertThat(error(mosn.replace("\"Http1\"", "\"Http3\""))).contains("downstream_protocol", "\"Http2\"");
+        assertThat(ConfigLoader.parse(mosn.replace("LB_RANDOM", "LB_MAGLEV"), "m.json").config().cluster("c").lb())
+                .isEqualTo(LbPolicy.MAGLEV); // mapped since weighted clusters and hash balancing exist
+        assertThat(error(mosn.replace("LB_RANDOM", "LB_REQUEST_ROUNDROBIN"))).startsWith("$.cluster_manager.clusters[0].lb_type:");
         assertThat(error(mosn.replace("\"SIMPLE\"", "\"STRICT_DNS\""))).startsWith("$.cluster_manager.clusters[0].type:");
     }
 
@@ -344,25 +349,30 @@ class ConfigLoaderTest {
         assertThat(ConfigLoader.parse(MOSN, "m.json").warnings()).isEmpty();
         String[][] cases = {
                 {CHAIN, "\"tls_context\": {\"status\": true, \"cert_chain\": \"c.pem\"}",
-                        "$.servers[0].listeners[0].filter_chains[0].tls_context: bad value \"{\"status\":true", "plain text"},
-                {CHAIN, "\"tls_context_set\": [{\"status\": true}]", "$.servers[0].listeners[0].filter_chains[0].tls_context_set:", "plain text"},
+                        "$.servers[0].listeners[0].filter_chains[0].tls_context.private_key: missing", "non-empty"},
+                {CHAIN, "\"tls_context_set\": [{\"status\": true}]",
+                        "$.servers[0].listeners[0].filter_chains[0].tls_context_set[0].cert_chain:", "PEM"},
+                {CHAIN, "\"tls_context\": {\"status\": true, \"cert_chain\": \"c.pem\", \"private_key\": \"k.pem\", \"fall_back\": true}",
+                        "$.servers[0].listeners[0].filter_chains[0].tls_context.fall_back:", "plain text"},
                 {LISTENER, "\"inspector\": true", "$.servers[0].listeners[0].inspector: bad value \"true\"", "TLS"},
                 {LISTENER, "\"stream_filters\": [{\"type\": \"fault\"}]", "$.servers[0].listeners[0].stream_filters:", "would silently not run"},
                 {LISTENER, "\"bind_port\": false", "$.servers[0].listeners[0].bind_port: bad value \"false\"", "true"},
                 {PROXY, "\"fallback_for_unknown_protocol\": true", ".config.fallback_for_unknown_protocol: bad value \"true\"", "false"},
                 {VHOST, "\"require_tls\": \"ALL\"", ".virtual_hosts[0].require_tls: bad value \"ALL\"", "TLS"},
                 {VHOST, "\"request_headers_to_add\": [{\"key\": \"x\"}]", ".virtual_hosts[0].request_headers_to_add:", "not supported"},
-                {ROUTE, "\"retry_policy\": {\"retry_on\": true, \"num_retries\": 3}", ".routers[0].route.retry_policy: bad value \"{", "retries"},
-                {ROUTE, "\"weighted_clusters\": [{\"cluster\": {\"name\": \"c\"}}]", ".routers[0].route.weighted_clusters:", "not supported"},
-                {CLUSTER, "\"circuit_breakers\": [{\"max_connections\": 10}]", "$.cluster_manager.clusters[0].circuit_breakers: bad value \"[{", "circuit breakers"},
+                {ROUTE, "\"retry_policy\": {\"retry_on\": true, \"retry_host\": 3}", ".routers[0].route.retry_policy.retry_host: bad value", "retry"},
+                {ROUTE, "\"weighted_clusters\": [{\"cluster\": {\"name\": \"c\", \"metadata_match\": {\"filter_metadata\": {}}}}]",
+                        ".routers[0].route.weighted_clusters[0].cluster.metadata_match:", "subset load balancing is not supported"},
+                {CLUSTER, "\"circuit_breakers\": [{\"priority\": \"HIGH\", \"max_connections\": 10}]",
+                        "$.cluster_manager.clusters[0].circuit_breakers[0].priority: bad value \"HIGH\"", "priorities"},
                 {CLUSTER, "\"max_request_per_conn\": 1024", "$.cluster_manager.clusters[0].max_request_per_conn: bad value \"1024\"", "limit"},
                 {CLUSTER, "\"conn_buffer_limit_bytes\": 32768", "$.cluster_manager.clusters[0].conn_buffer_limit_bytes: bad value \"32768\"", "limit"},
-                {CLUSTER, "\"tls_context\": {\"status\": true}", "$.cluster_manager.clusters[0].tls_context:", "plain text"},
+                {CLUSTER, "\"tls_context\": {\"status\": true, \"fall_back\": true}", "$.cluster_manager.clusters[0].tls_context.fall_back:", "plain text"},
                 {CLUSTER, "\"lb_subset_config\": {\"fall_back_policy\": 1}", "$.cluster_manager.clusters[0].lb_subset_config:", "not supported"},
                 {CHECK, "\"timeout\": \"2s\"", ".health_check.check_config.http_check_config.timeout: bad value \"2s\"", "timeout"},
                 {CHECK, "\"port\": 8081", ".http_check_config.port: bad value \"8081\"", "host's own port"},
                 {"\"health_check\": {", "\"common_callbacks\": [\"x\"]", ".health_check.common_callbacks:", "not supported"},
-                {"\"cluster_manager\": {", "\"tls_context\": {\"status\": true}", "$.cluster_manager.tls_context:", "plain text"},
+                {"\"cluster_manager\": {", "\"tls_context\": {\"status\": true, \"ca_cert\": \"-----BEGIN CERTIFICATE-----\"}", "$.cluster_manager.tls_context.ca_cert:", "inline PEM"},
         };
         for (String[] c : cases) {
             assertThat(error(mosnWith(c[0], c[1]))).as(c[1]).contains(c[2], c[3]);
@@ -370,7 +380,7 @@ class ConfigLoaderTest {
         assertThat(error(MOSN.replace("{\"servers\":", "{\"dynamic_resources\": {\"lds_config\": {}}, \"servers\":")))
                 .contains("$.dynamic_resources: bad value", "xDS");
         assertThat(error(MOSN.replace("\"upstream_protocol\": \"Http1\"", "\"upstream_protocol\": \"Http2\"")))
-                .contains(".config.upstream_protocol: bad value \"Http2\"", "does not translate protocols");
+                .contains(".config.upstream_protocol: bad value \"Http2\"", "an HTTP/2 upstream is not supported yet");
         assertThat(error(MOSN.replace("\"type\": \"proxy\"", "\"type\": \"tcp_proxy\"")))
                 .contains(".filters[0].type: bad value \"tcp_proxy\"", "other network filters are not supported");
         // the harmless forms of the same keys load
@@ -402,8 +412,7 @@ class ConfigLoaderTest {
         assertThat(ConfigLoader.parse(json, "m.json").warnings()).containsExactlyInAnyOrder(
                 "$.pprof is ignored (MOSN-only)",
                 "$.servers[0].listeners[0]: type, access_logs are ignored (MOSN labels and logs; see access_log in the native format)",
-                "$.cluster_manager.clusters[0].hosts[0].hostname is ignored (host labels and metadata; upstream TLS is not"
-                        + " supported anyway)");
+                "$.cluster_manager.clusters[0].hosts[0].hostname is ignored (host labels and metadata)");
     }
 
     @Test
@@ -425,8 +434,8 @@ class ConfigLoaderTest {
         for (int i = 0; i < paths.length; i++) {
             String marker = "/*" + i + "*/";
             String objectWasEmpty = template.contains(marker + "}") ? "" : ", ";
-            String json = template.replace(marker, "\"retry_policy\": {\"n\": 3}" + objectWasEmpty).replaceAll("/\\*\\d+\\*/", "");
-            assertThat(error(json)).as(paths[i]).startsWith(paths[i] + ".retry_policy: bad value \"{\"n\":3}\"");
+            String json = template.replace(marker, "\"hedge_policy\": {\"n\": 3}" + objectWasEmpty).replaceAll("/\\*\\d+\\*/", "");
+            assertThat(error(json)).as(paths[i]).startsWith(paths[i] + ".hedge_policy: bad value \"{\"n\":3}\"");
         }
         assertThat(error(clean.replace("\"exact\": \"y\"", "\"exact\": \"y\", \"present\": false")))
                 .startsWith("$.listeners[0].routes[0].match.headers[0].present: bad value false");

@@ -7,7 +7,7 @@ import io.sluice.core.config.ListenerConfig;
 import io.sluice.core.config.RouteConfig;
 import io.sluice.core.config.RouteMatch;
 import io.sluice.core.config.StringMatch;
-import io.sluice.core.config.TrafficPolicy;
+import io.sluice.core.config.RouteRules;
 import io.sluice.server.Gateway;
 import io.sluice.server.testing.GatewayFixture;
 import io.sluice.server.testing.RawClient;
@@ -27,9 +27,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 @Timeout(30)
 class LocalAnswersIT {
 
-    private static RouteConfig local(String prefix, TrafficPolicy p) {
+    private static RouteConfig local(String prefix, RouteRules p) {
         return new RouteConfig(prefix.substring(1), new RouteMatch(List.of(), StringMatch.prefix(prefix), List.of(), List.of(),
-                null, null), null, null, null, p);
+                null, null), null, null, null, null, null, p);
     }
 
     @Test
@@ -37,15 +37,15 @@ class LocalAnswersIT {
         try (TestBackend b = TestBackend.start()) {
             ClusterConfig c = ClusterConfig.of("c", List.of(GatewayFixture.host(b, 1)));
             ListenerConfig l = ListenerConfig.builder().name("web").routes(
-                    local("/old/", TrafficPolicy.builder().redirect(new TrafficPolicy.Redirect(null, null, 0, null, "/new/",
+                    local("/old/", RouteRules.builder().redirect(new RouteRules.Redirect(null, null, 0, null, "/new/",
                             false, 308, false)).build()),
-                    local("/secure", TrafficPolicy.builder().redirect(new TrafficPolicy.Redirect(null, null, 0, null, null,
+                    local("/secure", RouteRules.builder().redirect(new RouteRules.Redirect(null, null, 0, null, null,
                             true, 0, false)).build()),
-                    local("/moved", TrafficPolicy.builder().redirect(new TrafficPolicy.Redirect("https", "other.example", 8443,
+                    local("/moved", RouteRules.builder().redirect(new RouteRules.Redirect("https", "other.example", 8443,
                             "/landing", null, false, 302, true)).build()),
-                    local("/gone", TrafficPolicy.builder().directResponse(new TrafficPolicy.DirectResponse(410, "gone for good",
+                    local("/gone", RouteRules.builder().directResponse(new RouteRules.DirectResponse(410, "gone for good",
                             null)).build()),
-                    local("/empty", TrafficPolicy.builder().directResponse(new TrafficPolicy.DirectResponse(204, null, null)).build()),
+                    local("/empty", RouteRules.builder().directResponse(new RouteRules.DirectResponse(204, null, null)).build()),
                     RouteConfig.to("c")).build();
             GatewayConfig config = GatewayFixture.simple(List.of(GatewayFixture.host(b, 1)), HttpOptions.defaults()).toBuilder()
                     .listeners(l).clusters(c).build();

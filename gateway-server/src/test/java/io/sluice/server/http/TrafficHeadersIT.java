@@ -10,7 +10,7 @@ import io.sluice.core.config.RequestTracing;
 import io.sluice.core.config.RouteConfig;
 import io.sluice.core.config.RouteMatch;
 import io.sluice.core.config.StringMatch;
-import io.sluice.core.config.TrafficPolicy;
+import io.sluice.core.config.RouteRules;
 import io.sluice.server.Gateway;
 import io.sluice.server.testing.GatewayFixture;
 import io.sluice.server.testing.TestBackend;
@@ -39,9 +39,9 @@ class TrafficHeadersIT {
     static final HttpClient client = HttpClient.newHttpClient();
     static final String TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
 
-    private static RouteConfig route(String prefix, TrafficPolicy p, String prefixRewrite) {
+    private static RouteConfig route(String prefix, RouteRules p, String prefixRewrite) {
         return new RouteConfig(prefix.substring(1), new RouteMatch(List.of(), StringMatch.prefix(prefix), List.of(), List.of(),
-                null, null), "c", prefixRewrite, null, p);
+                null, null), "c", prefixRewrite, null, null, null, p);
     }
 
     private static HttpResponse<String> get(Gateway g, String path, String... headers) throws Exception {
@@ -56,14 +56,14 @@ class TrafficHeadersIT {
     void rulesRewritesIdsAndTraceContext(@TempDir Path dir) throws Exception {
         Path log = dir.resolve("access.log");
         try (TestBackend b = TestBackend.start()) {
-            TrafficPolicy rules = TrafficPolicy.builder()
+            RouteRules rules = RouteRules.builder()
                     .requestHeaders(new HeaderRules(List.of(new HeaderRules.Header("x-client", "%DOWNSTREAM_REMOTE_ADDRESS%")),
                             List.of(new HeaderRules.Header("x-gw", "gw-%ROUTE_NAME% 100%% %REQUEST_ID%")), List.of("x-internal")))
                     .responseHeaders(new HeaderRules(List.of(new HeaderRules.Header("x-served-by", "%UPSTREAM_HOST%")),
                             List.of(new HeaderRules.Header("x-trace", "%TRACE_ID%")), List.of("content-type")))
                     .hostRewrite("rewritten.example").build();
-            TrafficPolicy upstreamHost = TrafficPolicy.builder().hostRewriteToUpstream(true)
-                    .regexRewrite(new TrafficPolicy.RegexRewrite("^/rx/(\\w+)/v\\d$", "/$1")).build();
+            RouteRules upstreamHost = RouteRules.builder().hostRewriteToUpstream(true)
+                    .regexRewrite(new RouteRules.RegexRewrite("^/rx/(\\w+)/v\\d$", "/$1")).build();
             ClusterConfig c = ClusterConfig.of("c", List.of(GatewayFixture.host(b, 1))).toBuilder()
                     .headers(new ClusterConfig.ClusterHeaders(new HeaderRules(List.of(new HeaderRules.Header("x-cluster",
                             "c@%UPSTREAM_HOST%")), List.of(), List.of("x-cluster-drop")), null)).build();

@@ -6,7 +6,7 @@ import io.sluice.core.config.GatewayConfig;
 import io.sluice.core.config.HostConfig;
 import io.sluice.core.config.ListenerConfig;
 import io.sluice.core.config.RouteConfig;
-import io.sluice.core.config.TrafficPolicy;
+import io.sluice.core.config.RouteRules;
 import io.sluice.core.config.TransportConfig;
 import io.sluice.server.Gateway;
 import io.sluice.server.testing.SocketServer;
@@ -51,7 +51,7 @@ class TunnelHalfCloseIT {
             s.close();
         })) {
             ClusterConfig c = ClusterConfig.of("c", List.of(new HostConfig("127.0.0.1", backend.port(), 1)));
-            RouteConfig raw = RouteConfig.to("c").withTraffic(TrafficPolicy.builder().upgrades(List.of("raw")).build());
+            RouteConfig raw = RouteConfig.to("c").withRules(RouteRules.builder().upgrades(List.of("raw")).build());
             GatewayConfig config = GatewayConfig.builder().listeners(ListenerConfig.builder().name("web").routes(raw).build())
                     .clusters(c).admin(AdminConfig.disabled())
                     .transport(TransportConfig.builder().workerThreads(1).backlog(128).build())

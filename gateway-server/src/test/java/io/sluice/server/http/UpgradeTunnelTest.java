@@ -11,7 +11,7 @@ import io.sluice.core.config.HttpOptions;
 import io.sluice.core.config.RouteConfig;
 import io.sluice.core.config.RouteMatch;
 import io.sluice.core.config.StringMatch;
-import io.sluice.core.config.TrafficPolicy;
+import io.sluice.core.config.RouteRules;
 import io.sluice.core.time.ManualScheduler;
 import io.sluice.lb.ClusterBalancer;
 import io.sluice.lb.LbContext;
@@ -61,12 +61,12 @@ class UpgradeTunnelTest {
                 .withTimeouts(Duration.ofMillis(250), RESPONSE);
         ClusterBalancer c = ClusterBalancer.create(cc, new LbContext(clock, new SplittableRandom(1)));
         RouteConfig none = new RouteConfig("none", new RouteMatch(List.of(), StringMatch.prefix("/none"), List.of(),
-                List.of(), null, null), "c", null, null, TrafficPolicy.builder().upgrades(List.of()).build());
+                List.of(), null, null), "c", null, null, null, null, RouteRules.builder().upgrades(List.of()).build());
         RouteConfig h2c = new RouteConfig("h2c", new RouteMatch(List.of(), StringMatch.prefix("/h2c"), List.of(),
-                List.of(), null, null), "c", null, null,
-                TrafficPolicy.builder().upgrades(List.of("h2c")).tunnelIdleTimeout(TUNNEL_IDLE).build());
-        RouteConfig ws = new RouteConfig("ws", RouteMatch.ANY, "c", null, null,
-                TrafficPolicy.builder().tunnelIdleTimeout(TUNNEL_IDLE).build());
+                List.of(), null, null), "c", null, null, null, null,
+                RouteRules.builder().upgrades(List.of("h2c")).tunnelIdleTimeout(TUNNEL_IDLE).build());
+        RouteConfig ws = new RouteConfig("ws", RouteMatch.ANY, "c", null, null, null, null,
+                RouteRules.builder().tunnelIdleTimeout(TUNNEL_IDLE).build());
         RouteTable routes = RouteTable.compile(List.of(none, h2c, ws), Map.of("c", c));
         HttpOptions o = HttpOptions.builder().idleTimeout(IDLE).xForwarded(false).minRequestBodyRate(0).build();
         HttpListenerContext lc = new HttpListenerContext("web", routes, o, metrics,

@@ -10,7 +10,7 @@ import io.sluice.core.config.ListenerConfig;
 import io.sluice.core.config.RouteConfig;
 import io.sluice.core.config.RouteMatch;
 import io.sluice.core.config.StringMatch;
-import io.sluice.core.config.TrafficPolicy;
+import io.sluice.core.config.RouteRules;
 import io.sluice.core.config.TransportConfig;
 import io.sluice.server.Gateway;
 import io.sluice.server.testing.RawClient;
@@ -61,7 +61,7 @@ class WebSocketIT {
         backend = WebSocketBackend.start();
         ClusterConfig c = ClusterConfig.of("c", List.of(new HostConfig("127.0.0.1", backend.port(), 1)));
         RouteConfig none = new RouteConfig("none", new RouteMatch(List.of(), StringMatch.prefix("/none"), List.of(),
-                List.of(), null, null), "c", "/ws", null, TrafficPolicy.builder().upgrades(List.of()).build());
+                List.of(), null, null), "c", "/ws", null, null, null, RouteRules.builder().upgrades(List.of()).build());
         ListenerConfig l = ListenerConfig.builder().name("web").routes(none, RouteConfig.to("c")).build();
         GatewayConfig config = GatewayConfig.builder().listeners(l).clusters(c).admin(AdminConfig.disabled())
                 .transport(TransportConfig.builder().workerThreads(1).backlog(128).build())

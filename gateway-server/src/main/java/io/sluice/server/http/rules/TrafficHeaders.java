@@ -22,16 +22,25 @@ public final class TrafficHeaders {
     private final HeadEdit edit = new HeadEdit();
     private String requestId;
     private String traceId;
+    /** Ids chosen for the current exchange: a retry attempt sends the same ones. */
+    private boolean chosen;
+    /** The request id to add (null: none to add, the client's is passed on) and the traceparent to send. */
+    private String addedRequestId;
+    private String traceparent;
 
     /** Forgets the previous exchange's ids. */
     public void reset() {
         requestId = null;
         traceId = null;
+        addedRequestId = null;
+        traceparent = null;
+        chosen = false;
     }
 
     /**
      * The request head for the upstream with ids, trace context and the route's request rules.
-     * Takes ownership of {@code head}.
+     * Takes ownership of {@code head}. Ids are chosen at the exchange's first call; every retry
+     * attempt of the exchange sends the same request id and traceparent.
      *
      * @param tracing the listener's tracing, or null
      * @param rules   the route's request rules, or null
@@ -39,9 +48,8 @@ public final class TrafficHeaders {
     public ByteBuf request(ByteBufAllocator alloc, ByteBuf head, HttpHead req, RequestTracing tracing,
                            HeaderRuleSet rules, String client, String route, String upstream) {
         edit.clear();
-        requestId = null;
-        traceId = null;
-        if (tracing != null) {
+        if (tracing != null && !chosen) {
+            chosen = true;
             ThreadLocalRandom rnd = ThreadLocalRandom.current();
             if (tracing.requestId()) {
                 String got = req.header("x-request-id");
@@ -49,14 +57,19 @@ public final class TrafficHeaders {
                     requestId = got; // passed on as it came
                 } else {
                     requestId = RequestIds.next(rnd);
-                    edit.drop(X_REQUEST_ID).add("x-request-id", requestId);
+                    addedRequestId = requestId;
                 }
             }
             if (tracing.traceparent()) {
-                String tp = TraceContext.next(req.header("traceparent"), rnd);
-                traceId = TraceContext.traceId(tp);
-                edit.drop(TRACEPARENT).add("traceparent", tp);
+                traceparent = TraceContext.next(req.header("traceparent"), rnd);
+                traceId = TraceContext.traceId(traceparent);
             }
+        }
+        if (addedRequestId != null) {
+            edit.drop(X_REQUEST_ID).add("x-request-id", addedRequestId);
+        }
+        if (traceparent != null) {
+            edit.drop(TRACEPARENT).add("traceparent", traceparent);
         }
         if (rules != null) {
             apply(rules, client, route, upstream);

@@ -1,0 +1,96 @@
+package io.sluice.server.http2;
+
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelPipeline;
+import io.netty.handler.codec.http2.Http2ConnectionAdapter;
+import io.netty.handler.codec.http2.Http2FrameCodec;
+import io.netty.handler.codec.http2.Http2FrameCodecBuilder;
+import io.netty.handler.codec.http2.Http2MultiplexHandler;
+import io.netty.handler.codec.http2.Http2Settings;
+import io.netty.handler.codec.http2.Http2StreamChannel;
+import io.sluice.core.config.Http2Options;
+import io.sluice.server.channel.SluicePipeline;
+import io.sluice.server.http.HttpListenerContext;
+
+/**
+ * Installs the downstream HTTP/2 pipeline on a connection:
+ * {@code [meter →] h2-codec → h2-multiplex → h2-connection}, each stream a child channel with an
+ * {@link H2StreamProxy}. The one entry point for every way a connection becomes HTTP/2: the
+ * prior-knowledge preface ({@link H2cPrefaceSniffer}), an h2c {@code Upgrade} ({@link H2cUpgrade}),
+ * and later TLS with ALPN "h2" (call {@link #install} from the ALPN handler's configure step).
+ * The HTTP/1.1 handlers, if present, are removed first.
+ */
+public final class Http2Server {
+
+    /** How long a closing connection (drain, idle) waits for its streams in flight at least. */
+    static final long GRACEFUL_SHUTDOWN_MILLIS = 30_000;
+
+    private Http2Server() {
+    }
+
+    /** Whether {@code lc}'s listener accepts HTTP/2. */
+    public static boolean enabled(HttpListenerContext lc) {
+        return lc.options().http2().enabled();
+    }
+
+    /**
+     * Replaces the HTTP/1.1 handlers of {@code ch} (if any) with the HTTP/2 ones; the frame codec
+     * then reads the connection preface. Event loop of {@code ch}.
+     *
+     * @return the frame codec (an upgrade hands it the client's settings)
+     */
+    public static Http2FrameCodec install(Channel ch, HttpListenerContext lc) {
+        ChannelPipeline p = ch.pipeline();
+        for (String name : new String[] {SluicePipeline.HTTP_PROXY, SluicePipeline.HTTP_READ_MARKER}) {
+            if (p.get(name) != null) {
+                p.remove(name);
+            }
+        }
+        Http2FrameCodec codec = codec(lc.options().http2(), lc.options().drainGrace().toMillis());
+        H2Connection conn = new H2Connection(lc);
+        codec.connection().addListener(new Http2ConnectionAdapter() {
+            @Override
+            public void onGoAwaySent(int lastStreamId, long errorCode, io.netty.buffer.ByteBuf debugData) {
+                conn.onGoAwaySent(errorCode);
+            }
+        });
+        ChannelHandler streams = new ChannelInitializer<Http2StreamChannel>() {
+            @Override
+            protected void initChannel(Http2StreamChannel c) {
+                c.pipeline().addLast(new H2StreamProxy(conn));
+            }
+        };
+        if (p.get(SluicePipeline.HTTP_DECODER) != null) {
+            // the decoder goes last: what it still holds is handed on to the codec
+            p.addAfter(SluicePipeline.HTTP_DECODER, SluicePipeline.H2_CODEC, codec);
+            p.addAfter(SluicePipeline.H2_CODEC, SluicePipeline.H2_MULTIPLEX, new Http2MultiplexHandler(streams));
+            p.addAfter(SluicePipeline.H2_MULTIPLEX, SluicePipeline.H2_CONNECTION, conn);
+            p.remove(SluicePipeline.HTTP_DECODER);
+        } else {
+            p.addLast(SluicePipeline.H2_CODEC, codec)
+                    .addLast(SluicePipeline.H2_MULTIPLEX, new Http2MultiplexHandler(streams))
+                    .addLast(SluicePipeline.H2_CONNECTION, conn);
+        }
+        return codec;
+    }
+
+    /** The frame codec with the listener's settings and attack limits. */
+    static Http2FrameCodec codec(Http2Options o, long gracefulMillis) {
+        Http2Settings s = Http2Settings.defaultSettings()
+                .maxConcurrentStreams(o.maxConcurrentStreams())
+                .initialWindowSize(o.initialWindowSize())
+                .maxHeaderListSize(o.maxHeaderListSize())
+                .maxFrameSize(o.maxFrameSize());
+        Http2FrameCodecBuilder b = Http2FrameCodecBuilder.forServer()
+                .initialSettings(s)
+                .validateHeaders(true)
+                .encoderEnforceMaxQueuedControlFrames(o.maxQueuedControlFrames())
+                .decoderEnforceMaxConsecutiveEmptyDataFrames(o.maxConsecutiveEmptyDataFrames())
+                .decoderEnforceMaxSmallContinuationFrames(o.maxSmallContinuationFrames())
+                .decoderEnforceMaxRstFramesPerWindow(o.maxRstFramesPerWindow(), (int) o.rstWindow().toSeconds())
+                .gracefulShutdownTimeoutMillis(Math.max(gracefulMillis, GRACEFUL_SHUTDOWN_MILLIS));
+        return b.build();
+    }
+}

@@ -1,0 +1,103 @@
+package io.sluice.server.config;
+
+import io.sluice.core.config.ConfigException;
+import io.sluice.core.config.DiscoveryConfig;
+import io.sluice.core.config.GatewayConfig;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The {@code discovery} block of a cluster in the native JSON format: keys, defaults, errors, /config round trip. */
+class DiscoveryConfigLoaderTest {
+
+    private static final String CFG = """
+            {"listeners": [{"name": "rpc", "protocol": "bolt", "port": 12200, "bolt": {"default_cluster": "echo"}}],
+             "clusters": [{"name": "echo", "protocol": "bolt", "discovery": %s}]}""";
+
+    private static GatewayConfig load(String discovery) {
+        return ConfigLoader.parse(CFG.formatted(discovery), "test.json").config();
+    }
+
+    private static String error(String discovery) {
+        try {
+            load(discovery);
+        } catch (ConfigException e) {
+            return e.getMessage();
+        }
+        throw new AssertionError("no error for " + discovery);
+    }
+
+    @Test
+    void zookeeperWithDefaultsAndEveryKey() {
+        DiscoveryConfig d = load("""
+                {"type": "zookeeper", "address": "127.0.0.1:2181/team1", "service": "com.example.EchoService:1.0"}""")
+                .clusters().get(0).discovery();
+        assertThat(d).isEqualTo(DiscoveryConfig.zookeeper("127.0.0.1:2181/team1", "com.example.EchoService:1.0"));
+        assertThat(d.protocol()).isEqualTo("bolt");
+        assertThat(d.sessionTimeout()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(d.connectionTimeout()).isEqualTo(Duration.ofSeconds(10));
+        assertThat(d.flapGrace()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(d.allowEmpty()).isFalse();
+
+        GatewayConfig all = load("""
+                {"type": "zookeeper", "address": "zk1:2181,zk2:2181", "service": "a.B:2.0:u1", "protocol": "bolt",
+                 "session_timeout": "20s", "connection_timeout": "5s", "allow_empty": true, "flap_grace": "1m"}""");
+        DiscoveryConfig a = all.clusters().get(0).discovery();
+        assertThat(a.sessionTimeout()).isEqualTo(Duration.ofSeconds(20));
+        assertThat(a.flapGrace()).isEqualTo(Duration.ofMinutes(1));
+        assertThat(a.allowEmpty()).isTrue();
+        // GET /config renders it so that it loads back
+        assertThat(ConfigLoader.parse(ConfigJson.render(all), "config.json").config()).isEqualTo(all);
+    }
+
+    @Test
+    void customSource() {
+        assertThat(load("{\"type\": \"custom\", \"source\": \"mine\"}").clusters().get(0).discovery())
+                .isEqualTo(DiscoveryConfig.custom("mine"));
+    }
+
+    @Test
+    void routeByRegistry() {
+        GatewayConfig c = load("""
+                {"type": "zookeeper", "address": "zk:2181", "service": "*", "max_services": 8, "idle_timeout": "5m"}""");
+        DiscoveryConfig d = c.clusters().get(0).discovery();
+        assertThat(d.routesByService()).isTrue();
+        assertThat(d.maxServices()).isEqualTo(8);
+        assertThat(d.idleTimeout()).isEqualTo(Duration.ofMinutes(5));
+        assertThat(DiscoveryConfig.zookeeper("zk:2181", "*").maxServices()).isEqualTo(64);
+        assertThat(ConfigLoader.parse(ConfigJson.render(c), "config.json").config()).isEqualTo(c);
+        assertThat(error("{\"type\": \"zookeeper\", \"address\": \"zk:2181\", \"service\": \"*\", \"max_services\": -1}"))
+                .startsWith("$.clusters[0].discovery.max_services:");
+    }
+
+    @Test
+    void dns() {
+        GatewayConfig c = load("""
+                {"type": "dns", "address": "svc.example.com:8080", "dns_server": "10.0.0.2:53",
+                 "refresh_min": "2s", "refresh_max": "30s"}""");
+        DiscoveryConfig d = c.clusters().get(0).discovery();
+        assertThat(d).isEqualTo(DiscoveryConfig.dns("svc.example.com:8080", "10.0.0.2:53")
+                .withRefresh(Duration.ofSeconds(2), Duration.ofSeconds(30)));
+        assertThat(ConfigLoader.parse(ConfigJson.render(c), "config.json").config()).isEqualTo(c);
+        assertThat(error("{\"type\": \"dns\", \"address\": \"svc.example.com\"}")).startsWith("$.clusters[0].discovery.address:");
+        assertThat(error("{\"type\": \"dns\", \"address\": \"a:1\", \"dns_server\": \"x\"}"))
+                .startsWith("$.clusters[0].discovery.dns_server:");
+        assertThat(error("{\"type\": \"dns\", \"address\": \"a:1\", \"refresh_min\": \"10s\", \"refresh_max\": \"5s\"}"))
+                .startsWith("$.clusters[0].discovery.refresh_max:");
+    }
+
+    @Test
+    void errorsNameThePathAndTheValue() {
+        assertThat(error("{\"type\": \"eureka\"}")).startsWith("$.clusters[0].discovery.type:").contains("eureka");
+        assertThat(error("{\"type\": \"zookeeper\", \"service\": \"a.B:1.0\"}")).startsWith("$.clusters[0].discovery.address:");
+        assertThat(error("{\"type\": \"zookeeper\", \"address\": \"h:1\", \"service\": \"a.B\"}"))
+                .startsWith("$.clusters[0].discovery.service:").contains("interface:version");
+        assertThat(error("{\"type\": \"zookeeper\", \"address\": \"h:1\", \"service\": \"a.B:1\", \"sesion_timeout\": \"1s\"}"))
+                .startsWith("$.clusters[0].discovery.sesion_timeout:").contains("session_timeout");
+        assertThat(error("{\"type\": \"zookeeper\", \"address\": \"h:1\", \"service\": \"a.B:1\", \"flap_grace\": \"soon\"}"))
+                .startsWith("$.clusters[0].discovery.flap_grace:");
+        assertThat(error("{\"type\": \"custom\"}")).startsWith("$.clusters[0].discovery.source:");
+    }
+}
