@@ -32,7 +32,7 @@ import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The traffic-management picks (docs/traffic-routing.md): a {@code ring_hash} or {@code maglev} host
+ * The traffic-management picks (docs/traffic.md): a {@code ring_hash} or {@code maglev} host
  * pick for a precomputed key over 3, 100 and 1000 hosts ({@code hashPick}, from 1 and 4 threads),
  * the hash of a typical key string ({@code hashKey}), and the weighted-cluster pick of a 99/1 split
  * ({@code weightedCluster1t}/{@code 4t}: one shared atomic counter). Scores are average time per

@@ -214,7 +214,7 @@ final class BoltProxyHandler extends ChannelInboundHandlerAdapter implements Pen
             cluster = route.cluster();
             capNanos = route.timeoutNanos();
             RouteTraffic traffic = route.traffic();
-            if (traffic != null) { // weighted clusters, hash balancing (docs/traffic-routing.md)
+            if (traffic != null) { // weighted clusters, hash balancing (docs/traffic.md)
                 routing = f;
                 key = traffic.key(routedHeaders, service, this::client);
                 routing = null;

@@ -23,7 +23,7 @@ import java.util.Set;
 import static io.sluice.server.config.ConfigLoader.build;
 
 /**
- * The native JSON of traffic management (docs/traffic-routing.md): a route's {@code weighted_clusters},
+ * The native JSON of traffic management (docs/traffic.md): a route's {@code weighted_clusters},
  * {@code hash_policy} and {@code mirrors}, and a cluster's {@code ring_hash} / {@code maglev} sizes.
  */
 final class TrafficJson {

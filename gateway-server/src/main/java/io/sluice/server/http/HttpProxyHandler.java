@@ -385,7 +385,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         if (traffic == null) {
             ex.cluster = ex.route.cluster();
             ex.policies = ex.route.policies();
-        } else { // weighted clusters, hash balancing (docs/traffic-routing.md)
+        } else { // weighted clusters, hash balancing (docs/traffic.md)
             key = traffic.key(req::header, null, peer::ip);
             ex.cluster = traffic.cluster(ex.route.cluster(), key);
             ex.policies = ex.route.policiesFor(ex.cluster);
@@ -420,7 +420,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
             ctx.writeAndFlush(ErrorResponses.continueResponse(), ctx.voidPromise());
         }
         ByteBuf head = requestHead(ex.host);
-        if (traffic != null && traffic.mirrors() != null) { // request mirroring (docs/traffic-routing.md)
+        if (traffic != null && traffic.mirrors() != null) { // request mirroring (docs/traffic.md)
             boolean xf = ex.options.xForwarded();
             ex.mirror = Mirror.begin(traffic.mirrors(), ctx.alloc(), req, rewrittenTarget(req), xf ? peer.ip() : null,
                     xf && peer.trusted(ex.options), expect, ex.requestComplete, pool, scheduler);

@@ -23,7 +23,7 @@ import io.sluice.server.route.MirrorTarget;
 import java.nio.charset.StandardCharsets;
 
 /**
- * One shadow copy of one request ({@code mirrors} on a route; docs/traffic-routing.md): fire and
+ * One shadow copy of one request ({@code mirrors} on a route; docs/traffic.md): fire and
  * forget. The client's exchange never waits for it and never sees its result.
  *
  * <p>Lifecycle, all on the client connection's event loop: {@link #begin} samples the route's

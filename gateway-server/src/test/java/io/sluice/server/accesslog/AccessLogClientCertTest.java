@@ -17,11 +17,15 @@ class AccessLogClientCertTest {
     Path dir;
 
     String line(String format, String clientCert) throws Exception {
+        return line(format, clientCert, null, 1);
+    }
+
+    String line(String format, String clientCert, String traceId, int attempts) throws Exception {
         Path file = dir.resolve(format + ".log");
         AccessLog log = AccessLog.open(new AccessLogConfig(true, file.toString(), format, 16), new SimpleMeterRegistry());
         StringBuilder sb = new StringBuilder();
-        log.format(new AccessLog.Entry(0, "web", "http", "10.0.0.1", "GET /", 200, "proxied", "127.0.0.1:80", 5, 7, 1,
-                clientCert, null), sb);
+        log.format(new AccessLog.Entry(0, "web", "http", "10.0.0.1", "GET /", 200, "proxied", "127.0.0.1:80", 5, 7, attempts,
+                clientCert, traceId), sb);
         log.close();
         Files.deleteIfExists(file);
         return sb.toString();
@@ -34,5 +38,14 @@ class AccessLogClientCertTest {
         assertThat(line("json", null)).endsWith(",\"duration_us\":7,\"attempts\":1,\"trace_id\":null}\n");
         assertThat(line("text", id)).endsWith(" 7us - cert=\"Hash=ab;Subject='CN=a';DNS=a.test\"\n");
         assertThat(line("text", null)).endsWith(" 7us -\n");
+    }
+
+    @Test
+    void theTraceIdSitsAfterTheDurationNextToAttemptsAndTheCertificate() throws Exception {
+        String id = "Hash=ab;Subject=\"CN=a\";DNS=a.test";
+        assertThat(line("text", id, "4bf92f3577b34da6a3ce929d0e0e4736", 3))
+                .endsWith(" 7us 4bf92f3577b34da6a3ce929d0e0e4736 attempts=3 cert=\"Hash=ab;Subject='CN=a';DNS=a.test\"\n");
+        assertThat(line("json", id, "4bf92f3577b34da6a3ce929d0e0e4736", 3)).endsWith(",\"attempts\":3,\"client_cert\":"
+                + "\"Hash=ab;Subject=\\\"CN=a\\\";DNS=a.test\",\"trace_id\":\"4bf92f3577b34da6a3ce929d0e0e4736\"}\n");
     }
 }

@@ -189,4 +189,24 @@ class RouteRulesConfigTest {
             assertThat(error(MOSN.replace("ROUTERS", c[0]))).as(c[0]).startsWith(c[1]);
         }
     }
+
+    @Test
+    void aRouteThatAnswersByItselfTakesNoClusterSplitMirrorsOrRetries() {
+        String local = "{\"direct_response\": {\"status\": 200, \"body\": \"ok\"}";
+        String base = MIN.replace("\"hosts\": [\"127.0.0.1:9000\"]}", "\"hosts\": [\"127.0.0.1:9000\"]}, {\"name\": \"b\", \"hosts\": [\"127.0.0.1:9001\"]}");
+        assertThat(error(base.replace("{\"cluster\": \"api\" ROUTE}", local + ", \"retry_policy\": {\"num_retries\": 1}}")))
+                .contains("$.listeners[0].routes[0]").contains("retry_policy");
+        assertThat(error(base.replace("{\"cluster\": \"api\" ROUTE}", local + ", \"mirrors\": [{\"cluster\": \"b\"}]}")))
+                .contains("$.listeners[0].routes[0]").contains("weighted_clusters");
+        assertThat(error(base.replace("{\"cluster\": \"api\" ROUTE}", local
+                + ", \"weighted_clusters\": {\"clusters\": [{\"name\": \"api\", \"weight\": 1}, {\"name\": \"b\", \"weight\": 1}]}}")))
+                .contains("$.listeners[0].routes[0]");
+        // a local route next to a weighted one: both load, clustersUsed() of the local one is empty
+        GatewayConfig ok = ConfigLoader.parse(base.replace("{\"cluster\": \"api\" ROUTE}", local + "}, {\"weighted_clusters\":"
+                + " {\"clusters\": [{\"name\": \"api\", \"weight\": 1}, {\"name\": \"b\", \"weight\": 1}]},"
+                + " \"request_headers\": {\"set\": [{\"name\": \"x-a\", \"value\": \"a\"}]}}"), "t.json").config();
+        assertThat(ok.listeners().get(0).routes().get(0).clustersUsed()).isEmpty();
+        assertThat(ok.listeners().get(0).routes().get(1).clustersUsed()).containsExactly("api", "b");
+        assertThat(ok.listeners().get(0).routes().get(1).rules().requestHeaders().set()).hasSize(1);
+    }
 }

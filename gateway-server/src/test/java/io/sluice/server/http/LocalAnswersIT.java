@@ -93,4 +93,17 @@ class LocalAnswersIT {
             }
         }
     }
+
+    @Test
+    void aRedirectOnATlsListenerKeepsHttps() {
+        RouteConfig rc = local("/p", RouteRules.builder().redirect(new RouteRules.Redirect(null, null, 0, null, "/q",
+                false, 302, false)).build());
+        io.sluice.server.route.Route r = io.sluice.server.route.RouteTable.compile(List.of(rc), java.util.Map.of())
+                .routeHttp(null, "/p/x", "GET", n -> null);
+        RouteRules.Redirect red = r.rules().redirect();
+        assertThat(LocalAnswers.location(red, r, "a.example:8443", "/p/x?y=1", true)).isEqualTo("https://a.example:8443/q/x?y=1");
+        assertThat(LocalAnswers.location(red, r, "a.example:8080", "/p/x", false)).isEqualTo("http://a.example:8080/q/x");
+        RouteRules.Redirect toHttp = new RouteRules.Redirect("http", null, 0, null, null, false, 301, false);
+        assertThat(LocalAnswers.location(toHttp, r, "a.example:8443", "/p/x", true)).isEqualTo("http://a.example/p/x");
+    }
 }

@@ -13,6 +13,7 @@ import io.sluice.core.config.ListenerConfig;
 import io.sluice.core.config.Protocol;
 import io.sluice.core.config.RouteConfig;
 import io.sluice.core.config.RouteMatch;
+import io.sluice.core.config.RouteRules;
 import io.sluice.core.config.TransportConfig;
 import io.sluice.server.Gateway;
 import io.sluice.server.testing.GatewayFixture;
@@ -55,7 +56,11 @@ class H2cProxyIT {
         ListenerConfig l = ListenerConfig.builder().name("web").protocol(Protocol.AUTO).http(http).routes(
                 new RouteConfig("slow", RouteMatch.pathPrefix("/slow.Svc/Call"), "c", "/stall", Duration.ofSeconds(5)),
                 new RouteConfig("dead", RouteMatch.pathPrefix("/dead.Svc/"), "dead", null, null),
-                new RouteConfig("r", RouteMatch.pathPrefix("/r/"), "c", "/", null)).build();
+                new RouteConfig("r", RouteMatch.pathPrefix("/r/"), "c", "/", null),
+                new RouteConfig("moved", RouteMatch.pathPrefix("/old/"), null, null, null, null, null, RouteRules.builder()
+                        .redirect(new RouteRules.Redirect(null, null, 0, null, "/new/", false, 308, false)).build()),
+                new RouteConfig("gone", RouteMatch.pathPrefix("/gone"), null, null, null, null, null, RouteRules.builder()
+                        .directResponse(new RouteRules.DirectResponse(410, "gone", null)).build())).build();
         gw = GatewayFixture.start(GatewayConfig.builder().listeners(l).clusters(c, d).admin(AdminConfig.disabled())
                 .transport(TransportConfig.builder().workerThreads(1).backlog(128).build())
                 .drainTimeout(Duration.ofSeconds(5)).build());
@@ -81,6 +86,21 @@ class H2cProxyIT {
                     .contains("x-custom: v").doesNotContainIgnoringCase("te: trailers");
             assertThat(r.header("connection")).isNull();
             assertThat(r.header("transfer-encoding")).isNull();
+        }
+    }
+
+    @Test
+    void routesWithoutAClusterAnswerStreamsThemselves() throws Exception {
+        try (H2TestClient client = new H2TestClient(port)) {
+            H2TestClient.Response r = client.exchange(H2TestClient.get("/old/a?q=1"), null);
+            assertThat(r.status()).isEqualTo(308);
+            assertThat(r.header("location")).isEqualTo("http://localhost/new/a?q=1");
+            H2TestClient.Response g = client.exchange(H2TestClient.get("/gone"), null);
+            assertThat(g.status()).isEqualTo(410);
+            assertThat(g.bodyText()).isEqualTo("gone");
+            assertThat(g.header("content-length")).isEqualTo("4");
+            H2TestClient.Response after = client.exchange(H2TestClient.get("/r/headers"), null);
+            assertThat(after.status()).as("the connection goes on").isEqualTo(200);
         }
     }
 

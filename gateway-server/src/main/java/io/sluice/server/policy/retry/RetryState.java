@@ -87,7 +87,7 @@ public final class RetryState {
 
     /**
      * {@link #pick(ClusterBalancer)} for a request with a hash key (ring_hash/maglev,
-     * docs/traffic-routing.md): the first attempt goes to the key's host; a retry looks for another host.
+     * docs/traffic.md): the first attempt goes to the key's host; a retry looks for another host.
      */
     public Host pick(ClusterBalancer c, long key) {
         pickOverflowed = false;
