@@ -50,8 +50,12 @@ public final class DiscoveryHub implements AutoCloseable {
     private final LongSupplier wallMillis;
     private final Consumer<ClusterBalancer> applied;
     private final Function<DiscoveryConfig, HostSource> dnsSources;
-    /** One ZooKeeper session per registry address, shared by the clusters that follow services there. */
-    private final ZooKeeperClients zooKeeper = new ZooKeeperClients();
+    /**
+     * One ZooKeeper session per registry address, shared by the clusters that follow services there.
+     * Created with the first ZooKeeper source: Curator is an optional dependency, and a gateway
+     * without ZooKeeper clusters must never load its classes. Guarded by this.
+     */
+    private ZooKeeperClients zooKeeper;
     private final Meter sessionsGauge;
     /** cluster name -> its running source. Guarded by this. */
     private final Map<String, Attached> attached = new HashMap<>();
@@ -69,7 +73,7 @@ public final class DiscoveryHub implements AutoCloseable {
         this.customSources = Map.copyOf(customSources);
         this.wallMillis = wallMillis;
         this.applied = applied;
-        this.sessionsGauge = Gauge.builder("sluice.discovery.zookeeper.sessions", zooKeeper, ZooKeeperClients::open)
+        this.sessionsGauge = Gauge.builder("sluice.discovery.zookeeper.sessions", this, DiscoveryHub::zooKeeperSessions)
                 .description("ZooKeeper sessions the gateway holds: one per registry address in use, shared by its clusters")
                 .register(registry);
     }
@@ -164,8 +168,15 @@ public final class DiscoveryHub implements AutoCloseable {
     }
 
     /** ZooKeeper clients open now (one per registry address in use). */
-    public int zooKeeperSessions() {
-        return zooKeeper.open();
+    public synchronized int zooKeeperSessions() {
+        return zooKeeper == null ? 0 : zooKeeper.open();
+    }
+
+    private synchronized ZooKeeperClients zooKeeperClients() {
+        if (zooKeeper == null) {
+            zooKeeper = new ZooKeeperClients();
+        }
+        return zooKeeper;
     }
 
     @Override
@@ -245,7 +256,7 @@ public final class DiscoveryHub implements AutoCloseable {
 
         void start() {
             HostSource s = switch (config.type()) {
-                case DiscoveryConfig.ZOOKEEPER -> new ZooKeeperSofaSource(config, parseFailures::increment, zooKeeper);
+                case DiscoveryConfig.ZOOKEEPER -> new ZooKeeperSofaSource(config, parseFailures::increment, zooKeeperClients());
                 case DiscoveryConfig.DNS -> dnsSources.apply(config);
                 default -> customSources.get(config.source()).get();
             };
