@@ -153,4 +153,11 @@ class WarmUpIT {
             }
         }
     }
+
+    @Test
+    void theJarFlagTurnsItOff() {
+        assertThat(Main.parse(new String[] {"--no-warm-up"}).noWarmUp()).isTrue();
+        assertThat(Main.parse(new String[] {"-c", "x.json", "--no-warm-up"}).noWarmUp()).isTrue();
+        assertThat(Main.parse(new String[] {}).noWarmUp()).isFalse();
+    }
 }
