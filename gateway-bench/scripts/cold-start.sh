@@ -32,7 +32,7 @@ D=60
 WAIT=3
 VARIANTS="warm cold warm-lean direct haproxy-l4"
 GW_JAVA_OPTS=${GW_JAVA_OPTS:-"-XX:ActiveProcessorCount=1 -Xms256m -Xmx256m -XX:+UseParallelGC"}
-LEAN_OPTS=${LEAN_OPTS:-$(sed -n 's/^lean_opts="\(.*\)"$/\1/p' "$ROOT/sluice")}
+LEAN_OPTS=${LEAN_OPTS:-$(sed -n "s/^lean_opts=\"\(.*\)\"$/\1/p" "$ROOT/sluice")}
 while [ $# -gt 0 ]; do
   case $1 in
     --out) OUT=$2; shift 2;;
@@ -98,7 +98,7 @@ run_one() { # variant rep
   case $v in
     warm) start gateway 0 java $GW_JAVA_OPTS -jar "$GW_JAR" -c "$RUN/gw.json";;
     cold) start gateway 0 java $GW_JAVA_OPTS -jar "$GW_JAR" -c "$RUN/gw.json" --no-warm-up;;
-    warm-lean) start gateway 0 java -XX:ActiveProcessorCount=1 $LEAN_OPTS -jar "$GW_JAR" -c "$RUN/gw.json";;
+    warm-lean) start gateway 0 env MALLOC_ARENA_MAX=2 java -XX:ActiveProcessorCount=1 $LEAN_OPTS -jar "$GW_JAR" -c "$RUN/gw.json";;
     haproxy-l4) start gateway 0 haproxy -db -f "$RUN/haproxy.cfg";;
     direct) ;;
   esac
