@@ -139,13 +139,15 @@ public final class WarmUp {
             InetSocketAddress httpAddr = gw.address("warm-up-http");
             InetSocketAddress boltAddr = gw.address("warm-up-bolt");
             PrometheusMeterRegistry reg = (PrometheusMeterRegistry) gw.meterRegistry();
+            // a round in progress ends early once the time is up: no new request after the deadline
+            java.util.function.BooleanSupplier expired = () -> ticker.nanoTime() - start >= budget;
             do {
                 List<CompletableFuture<?>> done = new ArrayList<>();
                 for (int i = 0; i < HTTP_CONNECTIONS; i++) {
-                    done.add(httpClient(transport, peers, httpAddr, HTTP_REQUESTS_PER_CONNECTION, http));
+                    done.add(httpClient(transport, peers, httpAddr, HTTP_REQUESTS_PER_CONNECTION, http, expired));
                 }
                 for (int i = 0; i < BOLT_CONNECTIONS; i++) {
-                    done.add(boltClient(transport, peers, boltAddr, BOLT_REQUESTS_PER_CONNECTION, bolt));
+                    done.add(boltClient(transport, peers, boltAddr, BOLT_REQUESTS_PER_CONNECTION, bolt, expired));
                 }
                 CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)).get(ROUND_TIMEOUT_MS, TimeUnit.MILLISECONDS);
                 reg.scrape(); // the /metrics rendering
@@ -202,7 +204,8 @@ public final class WarmUp {
     private static final byte[] BODY = new byte[512];
 
     /** One connection: {@code n} keep-alive requests one after the other (GET, then POST with a body, alternating). */
-    static CompletableFuture<Void> httpClient(Transport t, EventLoopGroup group, InetSocketAddress to, int n, AtomicLong count) {
+    static CompletableFuture<Void> httpClient(Transport t, EventLoopGroup group, InetSocketAddress to, int n, AtomicLong count,
+                                              java.util.function.BooleanSupplier expired) {
         CompletableFuture<Void> done = new CompletableFuture<>();
         new Bootstrap().group(group).channel(t.socketChannel()).option(ChannelOption.TCP_NODELAY, true)
                 .handler(new ChannelInitializer<SocketChannel>() {
@@ -232,9 +235,9 @@ public final class WarmUp {
                                 if (msg instanceof LastHttpContent) {
                                     received++;
                                     count.incrementAndGet();
-                                    if (received >= n) {
-                                        ctx.close();
+                                    if (received >= n || expired.getAsBoolean()) {
                                         done.complete(null);
+                                        ctx.close();
                                     } else {
                                         send(ctx);
                                     }
@@ -266,7 +269,8 @@ public final class WarmUp {
             "sofa_head_method_name", "ping");
 
     /** One connection: {@code n} Bolt v1 requests, {@value #BOLT_PIPELINE} in flight. */
-    static CompletableFuture<Void> boltClient(Transport t, EventLoopGroup group, InetSocketAddress to, int n, AtomicLong count) {
+    static CompletableFuture<Void> boltClient(Transport t, EventLoopGroup group, InetSocketAddress to, int n, AtomicLong count,
+                                              java.util.function.BooleanSupplier expired) {
         CompletableFuture<Void> done = new CompletableFuture<>();
         new Bootstrap().group(group).channel(t.socketChannel()).option(ChannelOption.TCP_NODELAY, true)
                 .handler(new ChannelInitializer<SocketChannel>() {
@@ -301,10 +305,10 @@ public final class WarmUp {
                                 }
                                 received++;
                                 count.incrementAndGet();
-                                if (received >= n) {
-                                    ctx.close();
+                                if (received >= n || (received == sent && expired.getAsBoolean())) {
                                     done.complete(null);
-                                } else if (sent < n) {
+                                    ctx.close();
+                                } else if (sent < n && !expired.getAsBoolean()) {
                                     send(ctx);
                                     ctx.flush();
                                 }
