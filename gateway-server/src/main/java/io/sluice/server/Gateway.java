@@ -95,6 +95,8 @@ public final class Gateway implements AutoCloseable {
     private final io.sluice.server.warmup.WarmUpConfig warmUp;
     private final io.sluice.server.warmup.WarmUp.Observer warmUpObserver;
     private volatile io.sluice.server.warmup.WarmUp.Result warmUpResult;
+    /** warm-up: false for the warm-up's private gateway (no "sluice started/stopped" lines). */
+    private final boolean logLifecycle;
 
     private Gateway(Builder b) {
         this.initialConfig = b.config;
@@ -115,6 +117,7 @@ public final class Gateway implements AutoCloseable {
         this.random = b.random;
         this.warmUp = b.warmUp; // warm-up
         this.warmUpObserver = b.warmUpObserver;
+        this.logLifecycle = b.logLifecycle;
         this.transport = Transport.select(config.transport());
         this.reusePort = config.transport().reusePort() && transport.reusePortOption() != null;
         if (config.transport().reusePort() && !reusePort) {
@@ -180,9 +183,11 @@ public final class Gateway implements AutoCloseable {
                 } else {
                     phase = Phase.RUNNING;
                     startedNanos = ticker.nanoTime();
-                    log.info("sluice started: transport={} workers={}{} listeners={}{}", transport.label(), threads,
-                            reusePort ? " reuse_port" : "",
-                            listeners.names(), admin == null ? "" : " admin=" + Sockets.format(adminAddress()));
+                    if (logLifecycle) {
+                        log.info("sluice started: transport={} workers={}{} listeners={}{}", transport.label(), threads,
+                                reusePort ? " reuse_port" : "",
+                                listeners.names(), admin == null ? "" : " admin=" + Sockets.format(adminAddress()));
+                    }
                     result.complete(this);
                 }
             });
@@ -403,7 +408,7 @@ public final class Gateway implements AutoCloseable {
         CompletableFuture<?> w = workers == null ? CompletableFuture.completedFuture(null) : toFuture(workers);
         CompletableFuture.allOf(b, w).whenComplete((v, e) -> {
             phase = Phase.CLOSED;
-            if (startedNanos != 0) { // a start that failed is reported by whoever started it
+            if (startedNanos != 0 && logLifecycle) { // a start that failed is reported by whoever started it
                 log.info("sluice stopped");
             }
             closeFuture.complete(null);
@@ -432,8 +437,15 @@ public final class Gateway implements AutoCloseable {
         private final Map<String, Supplier<HostSource>> hostSources = new LinkedHashMap<>();
         private io.sluice.server.warmup.WarmUpConfig warmUp = io.sluice.server.warmup.WarmUpConfig.disabled();
         private io.sluice.server.warmup.WarmUp.Observer warmUpObserver;
+        private boolean logLifecycle = true;
 
         private Builder() {
+        }
+
+        /** warm-up: false leaves out the "sluice started" / "sluice stopped" log lines (the warm-up's private gateway). */
+        public Builder logLifecycle(boolean on) {
+            this.logLifecycle = on;
+            return this;
         }
 
         /**

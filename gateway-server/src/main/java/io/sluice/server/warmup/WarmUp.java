@@ -134,7 +134,7 @@ public final class WarmUp {
                 boltHosts.add(new HostConfig("127.0.0.1", b.port(), i));
             }
             gw = Gateway.builder().config(syntheticConfig(httpHosts, boltHosts, syntheticTransport))
-                    .meterRegistry(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT)).build();
+                    .meterRegistry(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT)).logLifecycle(false).build();
             gw.start().get(ROUND_TIMEOUT_MS, TimeUnit.MILLISECONDS);
             InetSocketAddress httpAddr = gw.address("warm-up-http");
             InetSocketAddress boltAddr = gw.address("warm-up-bolt");
