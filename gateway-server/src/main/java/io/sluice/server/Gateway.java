@@ -91,6 +91,12 @@ public final class Gateway implements AutoCloseable {
     private volatile Reloader reloader;
     /** Ticker time when the gateway started serving; 0 before. */
     private volatile long startedNanos;
+    // warm-up: run before any listener binds (io.sluice.server.warmup); disabled unless the builder asks
+    private final io.sluice.server.warmup.WarmUpConfig warmUp;
+    private final io.sluice.server.warmup.WarmUp.Observer warmUpObserver;
+    private volatile io.sluice.server.warmup.WarmUp.Result warmUpResult;
+    /** warm-up: false for the warm-up's private gateway (no "sluice started/stopped" lines). */
+    private final boolean logLifecycle;
 
     private Gateway(Builder b) {
         this.initialConfig = b.config;
@@ -109,6 +115,9 @@ public final class Gateway implements AutoCloseable {
         }
         this.ticker = b.ticker;
         this.random = b.random;
+        this.warmUp = b.warmUp; // warm-up
+        this.warmUpObserver = b.warmUpObserver;
+        this.logLifecycle = b.logLifecycle;
         this.transport = Transport.select(config.transport());
         this.reusePort = config.transport().reusePort() && transport.reusePortOption() != null;
         if (config.transport().reusePort() && !reusePort) {
@@ -139,6 +148,25 @@ public final class Gateway implements AutoCloseable {
         listeners = ls[0] = new Listeners(registry, metrics, workers, transport, config.transport(), reusePort, ticker,
                 accessLog, clusters, () -> phase == Phase.RUNNING);
         reloader = new Reloader(config, clusters, listeners, metrics);
+        // warm-up: synthetic traffic through a private gateway first; then bind (nothing accepts, /ready is not 200, before)
+        if (warmUp.enabled()) {
+            Thread t = new Thread(() -> {
+                warmUpResult = io.sluice.server.warmup.WarmUp.run(config, warmUp, ticker, warmUpObserver);
+                bind(config, threads, result);
+            }, "sluice-warm-up");
+            t.setDaemon(true);
+            t.start();
+            return result;
+        }
+        bind(config, threads, result);
+        return result;
+    }
+
+    private synchronized void bind(GatewayConfig config, int threads, CompletableFuture<Gateway> result) {
+        if (phase != Phase.STARTING) { // warm-up: shut down while warming up
+            result.completeExceptionally(new IllegalStateException("gateway shut down while starting"));
+            return;
+        }
         try {
             listeners.rateLimiter = RateLimiter.create(registry, workers, transport, ticker); // docs/rate-limits.md
             listeners.rateLimiter.update(config.rateLimit());
@@ -155,16 +183,22 @@ public final class Gateway implements AutoCloseable {
                 } else {
                     phase = Phase.RUNNING;
                     startedNanos = ticker.nanoTime();
-                    log.info("sluice started: transport={} workers={}{} listeners={}{}", transport.label(), threads,
-                            reusePort ? " reuse_port" : "",
-                            listeners.names(), admin == null ? "" : " admin=" + Sockets.format(adminAddress()));
+                    if (logLifecycle) {
+                        log.info("sluice started: transport={} workers={}{} listeners={}{}", transport.label(), threads,
+                                reusePort ? " reuse_port" : "",
+                                listeners.names(), admin == null ? "" : " admin=" + Sockets.format(adminAddress()));
+                    }
                     result.complete(this);
                 }
             });
         } catch (RuntimeException e) {
             shutdown().whenComplete((x, y) -> result.completeExceptionally(e));
         }
-        return result;
+    }
+
+    /** What the warm-up did, or null when none ran (yet). */
+    public io.sluice.server.warmup.WarmUp.Result warmUpResult() {
+        return warmUpResult;
     }
 
     private AdminHandler adminHandler() {
@@ -374,7 +408,7 @@ public final class Gateway implements AutoCloseable {
         CompletableFuture<?> w = workers == null ? CompletableFuture.completedFuture(null) : toFuture(workers);
         CompletableFuture.allOf(b, w).whenComplete((v, e) -> {
             phase = Phase.CLOSED;
-            if (startedNanos != 0) { // a start that failed is reported by whoever started it
+            if (startedNanos != 0 && logLifecycle) { // a start that failed is reported by whoever started it
                 log.info("sluice stopped");
             }
             closeFuture.complete(null);
@@ -401,8 +435,33 @@ public final class Gateway implements AutoCloseable {
         private RandomGenerator random = new SplittableRandom();
         private Supplier<GatewayConfig> reloadSource;
         private final Map<String, Supplier<HostSource>> hostSources = new LinkedHashMap<>();
+        private io.sluice.server.warmup.WarmUpConfig warmUp = io.sluice.server.warmup.WarmUpConfig.disabled();
+        private io.sluice.server.warmup.WarmUp.Observer warmUpObserver;
+        private boolean logLifecycle = true;
 
         private Builder() {
+        }
+
+        /** warm-up: false leaves out the "sluice started" / "sluice stopped" log lines (the warm-up's private gateway). */
+        public Builder logLifecycle(boolean on) {
+            this.logLifecycle = on;
+            return this;
+        }
+
+        /**
+         * warm-up: before the listeners bind, drive the hot paths with synthetic traffic through a private
+         * gateway and loopback backends (never the configured upstreams) for up to {@code warmUp.duration()}
+         * on the ticker; {@link #start()} completes after it. Default: none. docs/operations.md#warm-up.
+         */
+        public Builder warmUp(io.sluice.server.warmup.WarmUpConfig warmUp) {
+            this.warmUp = Objects.requireNonNull(warmUp);
+            return this;
+        }
+
+        /** warm-up: called on the warm-up thread after each round (tests). */
+        Builder warmUpObserver(io.sluice.server.warmup.WarmUp.Observer observer) {
+            this.warmUpObserver = observer;
+            return this;
         }
 
         public Builder config(GatewayConfig config) {

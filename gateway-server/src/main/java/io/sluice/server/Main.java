@@ -73,12 +73,13 @@ public final class Main {
     static final int EXIT_USAGE = 2;
 
     private static final String USAGE = """
-            usage: sluice [start] [-c FILE] [--watch] [--check] [--http-port N] [--bolt-port N] [--admin-port N]
+            usage: sluice [start] [-c FILE] [--watch] [--no-warm-up] [--check] [--http-port N] [--bolt-port N] [--admin-port N]
                           [--version] [--help]
               (no -c)          run the embedded default: 3 demo HTTP backends (weights 1:2:3) behind
                                http://127.0.0.1:2046/, a demo Bolt backend behind 127.0.0.1:12200
               -c, --config F   run the gateway described by the JSON file F (native or MOSN format)
               --watch          reload the -c file when it changes (polls it; see watch_config in docs/config.md)
+              --no-warm-up     accept at once, without the synthetic warm-up (see warm_up in docs/config.md)
               --check          validate the config, print a summary and exit (0 = valid, 2 = invalid)
               --http-port N    port of the default config's HTTP listener (default 2046; 0 = any free port)
               --bolt-port N    port of the default config's Bolt listener (default 12200; 0 = any free port)
@@ -114,7 +115,7 @@ public final class Main {
 
     /** Parsed command line. */
     record Options(Path config, boolean check, int httpPort, int boltPort, int adminPort, boolean help, boolean watch,
-                   boolean version) {
+                   boolean version, boolean noWarmUp) {
     }
 
     static Options parse(String[] args) {
@@ -123,6 +124,7 @@ public final class Main {
         boolean help = false;
         boolean watch = false;
         boolean version = false;
+        boolean noWarmUp = false; // warm-up
         List<String> portFlags = new ArrayList<>();
         int httpPort = DEFAULT_HTTP_PORT;
         int adminPort = AdminConfig.DEFAULT_PORT;
@@ -143,6 +145,7 @@ public final class Main {
                 }
                 case "--check" -> check = true;
                 case "--watch" -> watch = true;
+                case "--no-warm-up" -> noWarmUp = true; // warm-up
                 case "-h", "--help" -> help = true;
                 case "-V", "--version" -> version = true;
                 case "--http-port" -> {
@@ -170,7 +173,7 @@ public final class Main {
             throw new IllegalArgumentException(String.join(", ", portFlags) + " set ports of the embedded default config;"
                     + " with -c the file sets its ports (edit it, or drop -c)");
         }
-        return new Options(config, check, httpPort, boltPort, adminPort, help, watch, version);
+        return new Options(config, check, httpPort, boltPort, adminPort, help, watch, version, noWarmUp);
     }
 
     /**
@@ -229,6 +232,7 @@ public final class Main {
         }
         GatewayConfig config;
         List<String> warnings = List.of();
+        io.sluice.server.warmup.WarmUpConfig warmUp = io.sluice.server.warmup.WarmUpConfig.standaloneDefault(); // warm-up
         String source;
         try {
             if (o.config() != null) {
@@ -239,6 +243,7 @@ public final class Main {
                 LoadedConfig loaded = ConfigLoader.load(o.config());
                 config = loaded.config();
                 warnings = loaded.warnings();
+                warmUp = loaded.warmUp(); // warm-up
                 source = o.config() + " (" + loaded.format().name().toLowerCase() + " format)";
             } else {
                 config = null; // built once the demo backends have ports
@@ -277,7 +282,8 @@ public final class Main {
                 demoBolt = DemoBoltBackend.start("127.0.0.1", 0);
                 config = defaultConfig(ports, demoBolt.port(), o);
             }
-            Gateway.Builder builder = Gateway.builder().config(config);
+            Gateway.Builder builder = Gateway.builder().config(config)
+                    .warmUp(o.noWarmUp() ? warmUp.withEnabled(false) : warmUp); // warm-up: on by default in the jar
             if (o.config() != null) {
                 Path file = o.config();
                 builder.reloadSource(() -> {

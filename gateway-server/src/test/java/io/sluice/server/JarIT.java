@@ -38,7 +38,7 @@ class JarIT {
     @Test
     void defaultConfigServesTheDemoBackendsOneTwoThreeAndStopsCleanlyOnSigterm() throws Exception {
         assertThat(GatewayProcess.JAR).exists();
-        try (GatewayProcess p = GatewayProcess.start("--http-port", "0", "--bolt-port", "0", "--admin-port", "0")) {
+        try (GatewayProcess p = GatewayProcess.startWarm("--http-port", "0", "--bolt-port", "0", "--admin-port", "0")) {
             StringBuilder banner = new StringBuilder();
             Integer port = null;
             Integer adminPort = null;
@@ -66,6 +66,9 @@ class JarIT {
             assertThat(port).as(banner.toString()).isNotNull();
             assertThat(adminPort).as(banner.toString()).isNotNull();
             assertThat(banner.toString()).contains("cluster   demo", "(weight 1)", "(weight 2)", "(weight 3)", "curl -s http://127.0.0.1:");
+            // warm-up: on by default in the jar, done before the banner (the listeners bind after it)
+            assertThat(banner.toString()).containsPattern("warm-up: \\d+ rounds, \\d+ HTTP \\+ \\d+ Bolt synthetic requests")
+                    .doesNotContain("stopped: ");
 
             Map<String, Integer> counts = new TreeMap<>();
             for (int i = 0; i < 60; i++) {

@@ -195,6 +195,9 @@ public final class BoltLoad {
             }
             long total = o.duration() == null ? o.requests()
                     : o.qps() > 0 ? (long) o.qps() * o.duration().toSeconds() : shared.issued;
+            if (PER_SECOND != null) {
+                PerSecond.write(clients.stream().map(c -> c.perSecond).toList(), java.nio.file.Path.of(PER_SECOND));
+            }
             double elapsed = (finished - start) / 1e9;
             double measured = o.duration() == null ? elapsed : o.duration().toNanos() / 1e9;
             return new Result(total, started, completed, ok, failed, errored, timeouts, statuses, read, written,
@@ -267,6 +270,49 @@ public final class BoltLoad {
      * One connection: keeps up to {@code m} requests in flight (or paces them at its share of
      * {@code --qps}), matches responses by id through a ring of send times, and counts.
      */
+    /** Where to write p50/p99/max per second of the measured phase (cold-start.sh), or null. */
+    static final String PER_SECOND = System.getProperty("bolt-load.per-second");
+
+    /** Latencies by second, for {@code -Dbolt-load.per-second=FILE}: one writer (the client's event loop). */
+    static final class PerSecond {
+        private int[] seconds = new int[1024];
+        private long[] micros = new long[1024];
+        private int n;
+
+        void add(int second, long us) {
+            if (second < 0) {
+                return;
+            }
+            if (n == seconds.length) {
+                seconds = java.util.Arrays.copyOf(seconds, n * 2);
+                micros = java.util.Arrays.copyOf(micros, n * 2);
+            }
+            seconds[n] = second;
+            micros[n++] = us;
+        }
+
+        /** TSV: second, count, p50_us, p99_us, max_us. */
+        static void write(List<PerSecond> all, java.nio.file.Path file) {
+            java.util.TreeMap<Integer, List<Long>> by = new java.util.TreeMap<>();
+            for (PerSecond p : all) {
+                for (int i = 0; i < p.n; i++) {
+                    by.computeIfAbsent(p.seconds[i], k -> new ArrayList<>()).add(p.micros[i]);
+                }
+            }
+            StringBuilder sb = new StringBuilder("second\tcount\tp50_us\tp99_us\tmax_us\n");
+            by.forEach((sec, v) -> {
+                long[] a = v.stream().mapToLong(Long::longValue).sorted().toArray();
+                sb.append(sec).append('\t').append(a.length).append('\t').append(a[(int) Math.min(a.length - 1, Math.floor(a.length * 0.50))])
+                        .append('\t').append(a[(int) Math.min(a.length - 1, Math.floor(a.length * 0.99))]).append('\t').append(a[a.length - 1]).append('\n');
+            });
+            try {
+                java.nio.file.Files.writeString(file, sb);
+            } catch (java.io.IOException e) {
+                System.err.println("bolt-load: cannot write " + file + ": " + e);
+            }
+        }
+    }
+
     private static final class Client extends ChannelInboundHandlerAdapter {
         /** Ring of send times by request id: a power of two well above the requests in flight (small, so 10 000 connections fit). */
         private final int window;
@@ -281,6 +327,8 @@ public final class BoltLoad {
         private final long[] sentAt;
         private final int[] idAt;
         final LatencyHistogram histogram = new LatencyHistogram();
+        /** With {@code -Dbolt-load.per-second=FILE}: (second since the measured phase began, micros) pairs. */
+        final PerSecond perSecond = PER_SECOND == null ? null : new PerSecond();
         final long[] statuses = new long[19];
         long started;
         long completed;
@@ -400,6 +448,9 @@ public final class BoltLoad {
                         if (st == 0) {
                             succeeded++;
                             histogram.recordNanos(now - t0);
+                            if (perSecond != null) {
+                                perSecond.add((int) ((now - measureFrom) / 1_000_000_000L), (now - t0) / 1_000);
+                            }
                         } else {
                             failed++;
                         }

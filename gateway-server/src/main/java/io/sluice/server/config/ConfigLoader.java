@@ -107,10 +107,11 @@ public final class ConfigLoader {
             TrafficJson.warnUnkeyedHashClusters(config, "$.cluster_manager.clusters", warnings);
             return new LoadedConfig(config, LoadedConfig.Format.MOSN, List.copyOf(warnings));
         }
-        GatewayConfig config = readNative(JsonObject.of(root, "$"));
+        io.sluice.server.warmup.WarmUpConfig warmUp = root.isObject() ? WarmUpJson.read(root) : null; // warm-up: startup only
+        GatewayConfig config = readNative(JsonObject.of(WarmUpJson.without(root), "$"));
         warnLowMinWeight(config, "$.clusters", false, warnings);
         TrafficJson.warnUnkeyedHashClusters(config, "$.clusters", warnings);
-        return new LoadedConfig(config, LoadedConfig.Format.NATIVE, List.copyOf(warnings));
+        return new LoadedConfig(config, LoadedConfig.Format.NATIVE, List.copyOf(warnings), warmUp);
     }
 
     private static String number(double v) {

@@ -30,9 +30,23 @@ public final class GatewayProcess implements AutoCloseable {
         this.output = ProcessOutput.of(process);
     }
 
-    /** {@code java <JVM_ARGS> -jar target/sluice.jar args...} */
+    /**
+     * {@code java <JVM_ARGS> -jar target/sluice.jar args... --no-warm-up}: forked gateways skip the
+     * warm-up (seconds per start) unless a test asks for it with {@link #startWarm}.
+     */
     public static GatewayProcess start(String... args) throws IOException {
+        return new GatewayProcess(new ProcessBuilder(command(withoutWarmUp(args))).redirectErrorStream(true).start());
+    }
+
+    /** {@code java <JVM_ARGS> -jar target/sluice.jar args...}, with the jar's default warm-up. */
+    public static GatewayProcess startWarm(String... args) throws IOException {
         return new GatewayProcess(new ProcessBuilder(command(args)).redirectErrorStream(true).start());
+    }
+
+    private static String[] withoutWarmUp(String... args) {
+        List<String> a = new ArrayList<>(List.of(args));
+        a.add("--no-warm-up");
+        return a.toArray(String[]::new);
     }
 
     /**
@@ -41,7 +55,7 @@ public final class GatewayProcess implements AutoCloseable {
      */
     public static GatewayProcess startWithSigintIgnored(String... args) throws IOException {
         StringBuilder script = new StringBuilder("trap '' INT; exec");
-        for (String arg : command(args)) {
+        for (String arg : command(withoutWarmUp(args))) {
             script.append(" '").append(arg.replace("'", "'\\''")).append('\'');
         }
         return new GatewayProcess(new ProcessBuilder("/bin/sh", "-c", script.toString()).redirectErrorStream(true).start());

@@ -1,0 +1,337 @@
+package io.sluice.server.warmup;
+
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.handler.codec.http.DefaultFullHttpRequest;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.HttpClientCodec;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpObject;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.sluice.codec.bolt.BoltFrame;
+import io.sluice.codec.bolt.BoltFrameDecoder;
+import io.sluice.codec.bolt.BoltFrameEncoder;
+import io.sluice.codec.bolt.BoltFrames;
+import io.sluice.codec.bolt.BoltFraming;
+import io.sluice.core.config.AdminConfig;
+import io.sluice.core.config.BoltOptions;
+import io.sluice.core.config.ClusterConfig;
+import io.sluice.core.config.GatewayConfig;
+import io.sluice.core.config.HostConfig;
+import io.sluice.core.config.ListenerConfig;
+import io.sluice.core.config.Protocol;
+import io.sluice.core.config.RouteConfig;
+import io.sluice.core.config.TransportConfig;
+import io.sluice.core.time.Ticker;
+import io.sluice.server.Gateway;
+import io.sluice.server.demo.DemoHttpBackend;
+import io.sluice.server.transport.Transport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Runs the warm start ({@link WarmUpConfig}): a private gateway built from the same classes as the
+ * real one — listeners, HTTP/1.1 and Bolt proxy handlers, codecs, upstream pools, the EDF balancer,
+ * Prometheus meters — serves synthetic requests from in-process clients to in-process loopback
+ * backends (127.0.0.1, free ports, owned and closed by the warm-up) until the duration has passed on
+ * the ticker. Every round opens fresh client connections (accept, pipeline set-up, close), sends
+ * keep-alive GETs and POSTs with a body and pipelined Bolt requests, and scrapes the private
+ * registry.
+ *
+ * <p>What it never does: connect to a configured upstream (the private gateway's clusters hold only
+ * the synthetic backends), record in the real gateway's registry or access log (the private one has
+ * its own registry and no access log), bind a configured listener address (it binds 127.0.0.1:0).
+ * A warm-up that fails is logged once and skipped: the gateway starts anyway.
+ */
+public final class WarmUp {
+
+    private static final Logger log = LoggerFactory.getLogger(WarmUp.class);
+
+    static final int HTTP_CONNECTIONS = 4;
+    static final int HTTP_REQUESTS_PER_CONNECTION = 32;
+    static final int BOLT_CONNECTIONS = 4;
+    static final int BOLT_REQUESTS_PER_CONNECTION = 128;
+    static final int BOLT_PIPELINE = 16;
+    /** Wall-clock bound on one round (a round normally takes milliseconds). */
+    static final long ROUND_TIMEOUT_MS = 5_000;
+    /** Worker threads of the private gateway, at most. */
+    static final int MAX_WORKERS = 2;
+
+    /**
+     * What a warm-up did.
+     *
+     * @param rounds       rounds completed
+     * @param httpRequests HTTP responses received
+     * @param boltRequests Bolt responses received
+     * @param nanos        time it took on the ticker
+     * @param failure      why it stopped early, or null
+     */
+    public record Result(int rounds, long httpRequests, long boltRequests, long nanos, String failure) {
+        @Override
+        public String toString() {
+            return "warm-up: " + rounds + " rounds, " + httpRequests + " HTTP + " + boltRequests + " Bolt synthetic requests in "
+                    + TimeUnit.NANOSECONDS.toMillis(nanos) + " ms" + (failure == null ? "" : " (stopped: " + failure + ")");
+        }
+    }
+
+    /** Hooks for tests: called on the warm-up thread after each completed round. */
+    public interface Observer {
+        void roundDone(int round);
+    }
+
+    private WarmUp() {
+    }
+
+    /**
+     * Runs the warm-up; blocks for about {@code config.duration()} (on {@code ticker}). Never throws.
+     *
+     * @param real     the gateway's config: only its transport type is used
+     * @param observer called after each round, or null
+     */
+    public static Result run(GatewayConfig real, WarmUpConfig config, Ticker ticker, Observer observer) {
+        long start = ticker.nanoTime();
+        long budget = config.duration().toNanos();
+        TransportConfig tc = real.transport();
+        TransportConfig syntheticTransport = new TransportConfig(tc.type(),
+                Math.min(MAX_WORKERS, Math.max(1, Transport.workerThreads(tc))), tc.backlog(), false);
+        Transport transport = Transport.select(syntheticTransport);
+        EventLoopGroup peers = transport.newGroup(1, "sluice-warm-up");
+        List<AutoCloseable> backends = new ArrayList<>();
+        Gateway gw = null;
+        int rounds = 0;
+        AtomicLong http = new AtomicLong();
+        AtomicLong bolt = new AtomicLong();
+        String failure = null;
+        try {
+            List<HostConfig> httpHosts = new ArrayList<>();
+            List<HostConfig> boltHosts = new ArrayList<>();
+            for (int i = 1; i <= 2; i++) {
+                DemoHttpBackend h = DemoHttpBackend.start(transport, peers, "127.0.0.1", 0, "warm-up");
+                backends.add(h);
+                httpHosts.add(new HostConfig("127.0.0.1", h.port(), i));
+                SyntheticBolt b = SyntheticBolt.start(transport, peers);
+                backends.add(b);
+                boltHosts.add(new HostConfig("127.0.0.1", b.port(), i));
+            }
+            gw = Gateway.builder().config(syntheticConfig(httpHosts, boltHosts, syntheticTransport))
+                    .meterRegistry(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT)).logLifecycle(false).build();
+            gw.start().get(ROUND_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+            InetSocketAddress httpAddr = gw.address("warm-up-http");
+            InetSocketAddress boltAddr = gw.address("warm-up-bolt");
+            PrometheusMeterRegistry reg = (PrometheusMeterRegistry) gw.meterRegistry();
+            // a round in progress ends early once the time is up: no new request after the deadline
+            java.util.function.BooleanSupplier expired = () -> ticker.nanoTime() - start >= budget;
+            do {
+                List<CompletableFuture<?>> done = new ArrayList<>();
+                for (int i = 0; i < HTTP_CONNECTIONS; i++) {
+                    done.add(httpClient(transport, peers, httpAddr, HTTP_REQUESTS_PER_CONNECTION, http, expired));
+                }
+                for (int i = 0; i < BOLT_CONNECTIONS; i++) {
+                    done.add(boltClient(transport, peers, boltAddr, BOLT_REQUESTS_PER_CONNECTION, bolt, expired));
+                }
+                CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)).get(ROUND_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+                reg.scrape(); // the /metrics rendering
+                rounds++;
+                if (observer != null) {
+                    observer.roundDone(rounds);
+                }
+            } while (ticker.nanoTime() - start < budget && !Thread.currentThread().isInterrupted());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            failure = "interrupted";
+        } catch (Exception | LinkageError e) {
+            failure = String.valueOf(e.getCause() != null ? e.getCause() : e);
+        } finally {
+            if (gw != null) {
+                try {
+                    gw.shutdown().get(ROUND_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+                } catch (Exception e) {
+                    failure = failure == null ? "close: " + e : failure;
+                }
+            }
+            for (AutoCloseable c : backends) {
+                try {
+                    c.close();
+                } catch (Exception e) {
+                    // closing a loopback socket
+                }
+            }
+            peers.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+        }
+        Result r = new Result(rounds, http.get(), bolt.get(), ticker.nanoTime() - start, failure);
+        if (failure != null) {
+            log.warn("{}; starting anyway", r);
+        } else {
+            log.info("{}", r);
+        }
+        return r;
+    }
+
+    /** The private gateway: one HTTP and one Bolt listener on 127.0.0.1:0, two synthetic hosts each, no admin port. */
+    static GatewayConfig syntheticConfig(List<HostConfig> httpHosts, List<HostConfig> boltHosts, TransportConfig transport) {
+        ListenerConfig httpL = new ListenerConfig("warm-up-http", Protocol.HTTP, "127.0.0.1", 0,
+                List.of(RouteConfig.to("warm-up-http")), null, null);
+        ListenerConfig boltL = new ListenerConfig("warm-up-bolt", Protocol.BOLT, "127.0.0.1", 0, List.of(), null,
+                new BoltOptions(BoltOptions.defaults().maxFrameLength(), BoltOptions.defaults().idleTimeout(), "warm-up-bolt"));
+        ClusterConfig httpC = ClusterConfig.of("warm-up-http", httpHosts);
+        ClusterConfig boltC = new ClusterConfig("warm-up-bolt", Protocol.BOLT, null, boltHosts, null, null, null, null,
+                null, null, ClusterConfig.DEFAULT_PANIC_THRESHOLD, false, 2, 1.0);
+        return GatewayConfig.builder().listeners(httpL, boltL).clusters(httpC, boltC)
+                .admin(new AdminConfig(false, "127.0.0.1", 0, true)) // meters on, no admin port
+                .transport(transport).drainTimeout(Duration.ZERO).build();
+    }
+
+    private static final byte[] BODY = new byte[512];
+
+    /** One connection: {@code n} keep-alive requests one after the other (GET, then POST with a body, alternating). */
+    static CompletableFuture<Void> httpClient(Transport t, EventLoopGroup group, InetSocketAddress to, int n, AtomicLong count,
+                                              java.util.function.BooleanSupplier expired) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        new Bootstrap().group(group).channel(t.socketChannel()).option(ChannelOption.TCP_NODELAY, true)
+                .handler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel c) {
+                        c.pipeline().addLast(new HttpClientCodec(), new SimpleChannelInboundHandler<HttpObject>() {
+                            int sent;
+                            int received;
+
+                            @Override
+                            public void channelActive(ChannelHandlerContext ctx) {
+                                send(ctx);
+                            }
+
+                            private void send(ChannelHandlerContext ctx) {
+                                boolean post = (sent++ & 1) == 1;
+                                ByteBuf body = post ? ctx.alloc().buffer(BODY.length).writeBytes(BODY) : ctx.alloc().buffer(0);
+                                FullHttpRequest req = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1,
+                                        post ? HttpMethod.POST : HttpMethod.GET, "/warm-up?i=" + sent, body);
+                                req.headers().set(HttpHeaderNames.HOST, "warm-up").set(HttpHeaderNames.USER_AGENT, "sluice-warm-up")
+                                        .setInt(HttpHeaderNames.CONTENT_LENGTH, body.readableBytes());
+                                ctx.writeAndFlush(req, ctx.voidPromise());
+                            }
+
+                            @Override
+                            protected void channelRead0(ChannelHandlerContext ctx, HttpObject msg) {
+                                if (msg instanceof LastHttpContent) {
+                                    received++;
+                                    count.incrementAndGet();
+                                    if (received >= n || expired.getAsBoolean()) {
+                                        done.complete(null);
+                                        ctx.close();
+                                    } else {
+                                        send(ctx);
+                                    }
+                                }
+                            }
+
+                            @Override
+                            public void channelInactive(ChannelHandlerContext ctx) {
+                                done.completeExceptionally(new IllegalStateException("synthetic HTTP connection closed after "
+                                        + received + " responses"));
+                            }
+
+                            @Override
+                            public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+                                done.completeExceptionally(cause);
+                                ctx.close();
+                            }
+                        });
+                    }
+                }).connect(to).addListener(f -> {
+                    if (!f.isSuccess()) {
+                        done.completeExceptionally(f.cause());
+                    }
+                });
+        return done;
+    }
+
+    private static final Map<String, String> BOLT_HEADERS = Map.of("service", "io.sluice.WarmUp:1.0",
+            "sofa_head_method_name", "ping");
+
+    /** One connection: {@code n} Bolt v1 requests, {@value #BOLT_PIPELINE} in flight. */
+    static CompletableFuture<Void> boltClient(Transport t, EventLoopGroup group, InetSocketAddress to, int n, AtomicLong count,
+                                              java.util.function.BooleanSupplier expired) {
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        new Bootstrap().group(group).channel(t.socketChannel()).option(ChannelOption.TCP_NODELAY, true)
+                .handler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel c) {
+                        c.pipeline().addLast(new BoltFrameDecoder(), BoltFrameEncoder.INSTANCE, new SimpleChannelInboundHandler<BoltFrame>() {
+                            int sent;
+                            int received;
+
+                            @Override
+                            public void channelActive(ChannelHandlerContext ctx) {
+                                for (int i = 0; i < Math.min(BOLT_PIPELINE, n); i++) {
+                                    send(ctx);
+                                }
+                                ctx.flush();
+                            }
+
+                            private void send(ChannelHandlerContext ctx) {
+                                ByteBuf content = ctx.alloc().buffer(64).writeZero(64);
+                                try {
+                                    ctx.write(BoltFrames.request(ctx.alloc(), BoltFraming.V1, false, ++sent, 1, 3000,
+                                            "com.alipay.sofa.rpc.core.request.SofaRequest", BOLT_HEADERS, content), ctx.voidPromise());
+                                } finally {
+                                    content.release();
+                                }
+                            }
+
+                            @Override
+                            protected void channelRead0(ChannelHandlerContext ctx, BoltFrame f) {
+                                if (!f.isResponse()) {
+                                    return;
+                                }
+                                received++;
+                                count.incrementAndGet();
+                                if (received >= n || (received == sent && expired.getAsBoolean())) {
+                                    done.complete(null);
+                                    ctx.close();
+                                } else if (sent < n && !expired.getAsBoolean()) {
+                                    send(ctx);
+                                    ctx.flush();
+                                }
+                            }
+
+                            @Override
+                            public void channelInactive(ChannelHandlerContext ctx) {
+                                done.completeExceptionally(new IllegalStateException("synthetic Bolt connection closed after "
+                                        + received + " responses"));
+                            }
+
+                            @Override
+                            public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+                                done.completeExceptionally(cause);
+                                ctx.close();
+                            }
+                        });
+                    }
+                }).connect(to).addListener(f -> {
+                    if (!f.isSuccess()) {
+                        done.completeExceptionally(f.cause());
+                    }
+                });
+        return done;
+    }
+}
