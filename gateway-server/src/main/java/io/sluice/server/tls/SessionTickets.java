@@ -35,6 +35,11 @@ final class SessionTickets {
     private SessionTickets() {
     }
 
+    /** Whether tickets can be flushed (loads this class off the event loop, at a listener's start). */
+    static boolean available() {
+        return WRITE != null && EMPTY != 0;
+    }
+
     private static long address() {
         try {
             Class<?> buffer = Class.forName("io.netty.internal.tcnative.Buffer", true, SessionTickets.class.getClassLoader());
