@@ -5,9 +5,11 @@
 #               encryption per request
 #   handshake   ab -c 16 without keep-alive, TLS 1.3: one full handshake per request (ab does not
 #               resume sessions): the cost of a handshake. Compare CPU per request, not req/s: ab
-#               leaves Nagle on, and against the gateway (which sends nothing after its TLS 1.3
-#               handshake flight until the response, docs/tls.md) each request waits ~40 ms for a
-#               delayed ACK, capping ab's rate (smoke run: 549 vs nginx 1936 handshakes in 3 s)
+#               leaves Nagle on, and with tickets off (as here) the gateway sends nothing after its
+#               TLS 1.3 handshake flight until the response (docs/tls.md), so each request waits
+#               ~40 ms for a delayed ACK, capping ab's rate (smoke run: 549 vs nginx 1936 in 3 s).
+#               Both scenarios are warmed up first (the handshake path too: unwarmed, the JIT's
+#               compilations on the proxy's core were counted; docs/perf/2026-11-24-tls.md)
 # for two certificates: ECDSA P-256 and RSA 2048 (made here by openssl, in the run directory; no key
 # leaves it). Every proxy is forced to TLS 1.3, the same group (x25519) and the same resumption
 # policy: tickets and session caches off (full handshakes), so "handshake" measures handshakes.
