@@ -5,9 +5,11 @@
 #               encryption per request
 #   handshake   ab -c 16 without keep-alive, TLS 1.3: one full handshake per request (ab does not
 #               resume sessions): the cost of a handshake. Compare CPU per request, not req/s: ab
-#               leaves Nagle on, and against the gateway (which sends nothing after its TLS 1.3
-#               handshake flight until the response, docs/tls.md) each request waits ~40 ms for a
-#               delayed ACK, capping ab's rate (smoke run: 549 vs nginx 1936 handshakes in 3 s)
+#               leaves Nagle on, and with tickets off (as here) the gateway sends nothing after its
+#               TLS 1.3 handshake flight until the response (docs/tls.md), so each request waits
+#               ~40 ms for a delayed ACK, capping ab's rate (smoke run: 549 vs nginx 1936 in 3 s).
+#               Both scenarios are warmed up first (the handshake path too: unwarmed, the JIT's
+#               compilations on the proxy's core were counted; docs/perf/2026-11-24-tls.md)
 # for two certificates: ECDSA P-256 and RSA 2048 (made here by openssl, in the run directory; no key
 # leaves it). Every proxy is forced to TLS 1.3, the same group (x25519) and the same resumption
 # policy: tickets and session caches off (full handshakes), so "handshake" measures handshakes.
@@ -19,7 +21,9 @@
 # OUT/raw/*.txt. Needs the gateway jar (./mvnw -B -q -pl gateway-server -am package -DskipTests),
 # h2load (nghttp2-client), nginx, haproxy. Ports: 18090 (backend), 29443 (gateway, admin 29943),
 # 28443 (nginx), 28444 (HAProxy). Everything binds 127.0.0.1 and is stopped by PID on exit.
-# usage: https-peers.sh [--out DIR] [--reps N] [-D SECS] [--keys "ecdsa rsa"] [--scenarios "keepalive handshake"]
+# --warmup SECS (30): length of each warm-up run (a JVM still compiles its handshake path after a
+# minute of handshakes, docs/perf/2026-11-24-tls.md).
+# usage: https-peers.sh [--out DIR] [--reps N] [-D SECS] [--warmup SECS] [--keys "ecdsa rsa"] [--scenarios "keepalive handshake"]
 #                       [--targets "gateway nginx haproxy"] [--gateway-jar JAR] [--quick]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -28,6 +32,7 @@ GW_JAR=$ROOT/gateway-server/target/sluice.jar
 OUT=/tmp/https-peers-$(date +%Y%m%d-%H%M%S)
 REPS=3
 D=10
+WARM=30
 KEYS="ecdsa rsa"
 SCENARIOS="keepalive handshake"
 TARGETS="gateway nginx haproxy"
@@ -37,16 +42,18 @@ while [ $# -gt 0 ]; do
     --out) OUT=$2; shift 2;;
     --reps) REPS=$2; shift 2;;
     -D) D=$2; shift 2;;
+    --warmup) WARM=$2; shift 2;;
     --keys) KEYS=$2; shift 2;;
     --scenarios) SCENARIOS=$2; shift 2;;
     --targets) TARGETS=$2; shift 2;;
     --gateway-jar) GW_JAR=$(realpath "$2"); shift 2;;
-    --quick) REPS=1; D=3; shift;;
+    --quick) REPS=1; D=3; WARM=3; shift;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0;;
     *) echo "unknown option $1" >&2; exit 2;;
   esac
 done
-[[ $REPS =~ ^[0-9]+$ && $D =~ ^[0-9]+$ && $D -le 120 && $REPS -le 10 ]] || { echo "bad --reps/-D" >&2; exit 2; }
+[[ $REPS =~ ^[0-9]+$ && $D =~ ^[0-9]+$ && $D -le 120 && $REPS -le 10 && $WARM =~ ^[0-9]+$ && $WARM -ge 1 && $WARM -le 300 ]] \
+  || { echo "bad --reps/-D/--warmup" >&2; exit 2; }
 mkdir -p "$OUT/raw" "$OUT/run"
 OUT=$(realpath "$OUT")
 RUN=$OUT/run
@@ -151,7 +158,10 @@ for key in $KEYS; do
   for rep in $(seq "$REPS"); do
     for t in $TARGETS; do
       launch "$t" "$key"
-      load keepalive "$(port_of "$t")" /dev/null # warm-up: JIT, pools
+      D=$WARM load keepalive "$(port_of "$t")" /dev/null # warm-up: JIT, pools
+      # the handshake path warms up too: unwarmed, its JIT compilations ran on the proxy's core
+      # inside the measured handshake run (counted as the proxy's CPU)
+      [[ " $SCENARIOS " != *" handshake "* ]] || D=$WARM load handshake "$(port_of "$t")" /dev/null
       for s in $SCENARIOS; do
         raw=$OUT/raw/$s-$key-$t-$rep.txt
         c0=$(ticks "${PID_OF[$t]}"); s0=$(date +%s.%N)

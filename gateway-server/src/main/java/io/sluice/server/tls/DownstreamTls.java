@@ -68,6 +68,9 @@ public final class DownstreamTls implements AutoCloseable {
             throw e;
         }
         t.exportExpiry();
+        if (provider == SslProvider.OPENSSL && config.sessionTickets() && !SessionTickets.available()) { // loads it off the event loop
+            log.warn("listener {}: TLS 1.3 session tickets will leave with the first response (tcnative SSL not accessible)", listener);
+        }
         log.info("listener {}: TLS {} with {} certificate(s), client_auth {}, provider {}", listener,
                 config.protocols(), config.certificates().size(), config.clientAuth().jsonName(), provider);
         return t;

@@ -88,7 +88,14 @@ final class TlsConnectionHandler extends ChannelInboundHandlerAdapter {
         if (session == null) {
             return;
         }
-        tls.metrics().negotiated(session.getProtocol(), session.getCipherSuite());
+        String protocol = session.getProtocol();
+        tls.metrics().negotiated(protocol, session.getCipherSuite());
+        if ("TLSv1.3".equals(protocol) && tls.current().config().sessionTickets()) {
+            SessionTickets.flush(ctx, ssl);
+        }
+        if (!ssl.engine().getNeedClientAuth() && !ssl.engine().getWantClientAuth()) {
+            return; // no client certificate was asked for: nothing to read (the lookup throws, with a stack trace)
+        }
         try {
             Certificate[] peer = session.getPeerCertificates();
             if (peer.length > 0 && peer[0] instanceof X509Certificate leaf) {

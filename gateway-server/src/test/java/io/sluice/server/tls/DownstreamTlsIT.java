@@ -228,6 +228,50 @@ class DownstreamTlsIT {
     }
 
     @Test
+    void aTls13TicketArrivesRightAfterTheHandshakeWithoutARequestAndResumes() throws Exception {
+        // BoringSSL holds TLS 1.3 tickets until the next write: without SessionTickets the client of a
+        // connection that sends no request gets none, and -sess_out writes no session to resume
+        Path session = dir.resolve("s_client-" + System.nanoTime() + ".pem");
+        String first = untilTicket("-tls1_3", "-CAfile", pki.caCert().toString(), "-sess_out", session.toString());
+        assertThat(first).contains("New, TLSv1.3").contains("Post-Handshake New Session Ticket arrived");
+        assertThat(session).exists();
+        String again = sClient("web", "", "-tls1_3", "-CAfile", pki.caCert().toString(), "-sess_in", session.toString());
+        assertThat(again).contains("Reused, TLSv1.3");
+    }
+
+    /**
+     * {@code openssl s_client} on "web" that sends nothing and hangs up once a ticket arrived, or
+     * after 5 s without one; its output.
+     */
+    static String untilTicket(String... args) throws Exception {
+        List<String> cmd = new java.util.ArrayList<>(List.of("openssl", "s_client", "-connect", "127.0.0.1:" + gw.port("web")));
+        cmd.addAll(List.of(args));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        Thread deadline = new Thread(() -> {
+            try {
+                Thread.sleep(5_000);
+                p.getOutputStream().close();
+            } catch (Exception e) {
+                // interrupted: the ticket came
+            }
+        });
+        deadline.setDaemon(true);
+        deadline.start();
+        StringBuilder out = new StringBuilder();
+        try (java.io.BufferedReader r = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(), StandardCharsets.ISO_8859_1))) {
+            for (String line; (line = r.readLine()) != null; ) {
+                out.append(line).append('\n');
+                if (line.contains("Post-Handshake New Session Ticket arrived") && deadline.isAlive()) {
+                    deadline.interrupt();
+                    p.getOutputStream().close(); // s_client sends close_notify and exits
+                }
+            }
+        }
+        assertThat(p.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        return out.toString();
+    }
+
+    @Test
     void tls10And11ClientHellosAreRefused() throws Exception {
         double before = handshakes("web", "failure", "protocol");
         for (String v : new String[]{"-tls1", "-tls1_1"}) {
