@@ -295,6 +295,10 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
                 hn.put("active_requests", h.activeRequests());
                 hn.put("effective_weight", Math.round(c.effectiveWeight(h) * 1000) / 1000.0);
                 hn.put("warm_up_factor", Math.round(c.warmUpFactor(h) * 1000) / 1000.0);
+                if (h.warmUp() != null) { // discovery: the provider's own warm-up (warmupTime / warmupWeight)
+                    hn.put("warm_up_window_ms", h.warmUp().windowNanos() / 1_000_000);
+                    hn.put("warm_up_weight", h.warmUp().weight());
+                }
             }
         }
         try {

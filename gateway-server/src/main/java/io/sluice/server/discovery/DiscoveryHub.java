@@ -178,12 +178,14 @@ public final class DiscoveryHub implements AutoCloseable {
 
     /**
      * A stable digest of a host set: the first 48 bits of SHA-256 over the sorted
-     * {@code address|weight|startMillis} lines (equal on every gateway that sees the same providers).
+     * {@code address|weight|startMillis[|warmupMillis|warmupWeight]} lines (equal on every gateway that sees the same providers).
      */
     public static long digest(List<Host> hosts) {
         List<String> lines = new ArrayList<>();
         for (Host h : hosts) {
-            lines.add(h.address() + "|" + h.weight() + "|" + h.startMillis());
+            Host.WarmUp w = h.warmUp();
+            lines.add(h.address() + "|" + h.weight() + "|" + h.startMillis()
+                    + (w == null ? "" : "|" + w.windowNanos() / 1_000_000 + "|" + w.weight()));
         }
         lines.sort(null);
         try {

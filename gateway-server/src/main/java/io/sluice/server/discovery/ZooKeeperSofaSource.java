@@ -197,7 +197,8 @@ public final class ZooKeeperSofaSource implements HostSource {
             if (!p.matches(service, config.protocol())) {
                 continue;
             }
-            DiscoveredHost h = new DiscoveredHost(p.host(), p.port(), p.weight(), p.startTime(), "zookeeper");
+            DiscoveredHost h = new DiscoveredHost(p.host(), p.port(), p.weight(), p.startTime(), "zookeeper",
+                    p.warmupTime(), p.warmupWeight()); // the provider's own warm-up (docs/discovery.md)
             DiscoveredHost prev = byAddress.get(h.address());
             // a provider killed and restarted has two children until the old session expires: the newest wins
             if (prev == null || h.startMillis() > prev.startMillis()) {
