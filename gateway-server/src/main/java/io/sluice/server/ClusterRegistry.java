@@ -181,9 +181,20 @@ final class ClusterRegistry {
     /** The discovery sources (admin status); built on first use. */
     synchronized DiscoveryHub discovery() {
         if (discovery == null) {
-            discovery = new DiscoveryHub(registry, customSources, System::currentTimeMillis, hostGauges::sync, this::dnsSource);
+            discovery = new DiscoveryHub(registry, customSources, System::currentTimeMillis, hostGauges::sync, this::dnsSource)
+                    .clock(ticker::nanoTime);
         }
         return discovery;
+    }
+
+    /** discovery: the clusters whose first host list /ready still waits for, or null. */
+    synchronized String discoveryWaitingFor() {
+        return discovery == null ? null : discovery.waitingFor();
+    }
+
+    /** discovery: a note for /ready about clusters ready by initial_fetch_timeout without a list, or null. */
+    synchronized String discoveryReadyNote() {
+        return discovery == null ? null : discovery.readyWithoutList();
     }
 
     /** The running clusters by name (an immutable snapshot). */

@@ -174,6 +174,7 @@ public final class Gateway implements AutoCloseable {
                                 : TimeUnit.NANOSECONDS.toMillis(ticker.nanoTime() - startedNanos),
                         () -> config().admin().metrics()))
                 .withDiscovery(name -> clusters.discovery().status(name))
+                .withDiscoveryReadiness(clusters::discoveryWaitingFor, clusters::discoveryReadyNote) // discovery
                 .certs(() -> TlsAdmin.json(listeners.tls()), () -> TlsAdmin.html(listeners.tls())); // TLS hook
     }
 

@@ -72,6 +72,9 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
     private final Supplier<Map<String, ClusterBalancer>> clusters;
     /** Per cluster, its discovery source's state for {@code /clusters} (null result = none). */
     private volatile Function<String, Map<String, Object>> discovery;
+    /** discovery: what /ready still waits for at start (null = nothing), and a note for a ready answer (null = none). */
+    private volatile Supplier<String> discoveryWaiting;
+    private volatile Supplier<String> discoveryNote;
     private final BooleanSupplier ready;
     private final Supplier<GatewayConfig> config;
     private final Reloader reloader;
@@ -219,8 +222,12 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
             }
             case "/ready" -> {
                 boolean ok = ready.getAsBoolean();
-                send(ctx, req, ok ? HttpResponseStatus.OK : HttpResponseStatus.SERVICE_UNAVAILABLE, "text/plain",
-                        ok ? "ready\n" : "draining\n");
+                // discovery: at start, wait (503) for each discovery cluster's first host list (bounded by initial_fetch_timeout)
+                String waiting = ok && discoveryWaiting != null ? discoveryWaiting.get() : null;
+                String note = ok && waiting == null && discoveryNote != null ? discoveryNote.get() : null;
+                send(ctx, req, ok && waiting == null ? HttpResponseStatus.OK : HttpResponseStatus.SERVICE_UNAVAILABLE,
+                        "text/plain", waiting != null ? "starting: waiting for the first host list of " + waiting + "\n"
+                                : ok ? (note == null ? "ready\n" : "ready; " + note + "\n") : "draining\n");
             }
             case "/healthz" -> send(ctx, req, HttpResponseStatus.OK, "text/plain", "ok\n");
             case "/clusters" -> send(ctx, req, HttpResponseStatus.OK, "application/json", clustersJson());
@@ -262,6 +269,13 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
     /** Adds each cluster's discovery state (source, connection state, digest) to {@code /clusters}. */
     public AdminHandler withDiscovery(Function<String, Map<String, Object>> status) {
         this.discovery = status;
+        return this;
+    }
+
+    /** discovery: {@code /ready} answers 503 while {@code waiting} says what it waits for, then 200 with {@code note} if any. */
+    public AdminHandler withDiscoveryReadiness(Supplier<String> waiting, Supplier<String> note) {
+        this.discoveryWaiting = waiting;
+        this.discoveryNote = note;
         return this;
     }
 
