@@ -409,4 +409,44 @@ class ZooKeeperDiscoveryIT {
         assertThat(s.get("from:" + c.port())).isBetween((int) (480 * 40 / total) - 3, (int) (480 * 40 / total) + 3);
         assertThat(s.get("from:" + e.port())).isBetween((int) (480 * 100 / total) - 3, (int) (480 * 100 / total) + 3);
     }
+
+    @Test
+    void routeByRegistryClustersAreListedByTheAdminApiWithTheirSource() throws Exception {
+        String iface = "com.example.RoutedService";
+        Provider p = closing(new Provider());
+        SofaRegistrar reg = closing(new SofaRegistrar(zk.getConnectString(), 10_000));
+        reg.register(iface, SofaRegistrar.url(iface, p.port(), 100, System.currentTimeMillis() - 600_000, "", null, null));
+        ClusterConfig template = ClusterConfig.builder().name("registry").protocol(Protocol.BOLT)
+                .discovery(DiscoveryConfig.zookeeper(zk.getConnectString(), "*").withSessionTimeout(Duration.ofSeconds(10)))
+                .connectTimeout(Duration.ofSeconds(1)).build();
+        ListenerConfig l = ListenerConfig.builder().name("bolt").protocol(Protocol.BOLT)
+                .bolt(BoltOptions.builder().defaultCluster("registry").build()).build();
+        Gateway gw = closing(GatewayFixture.start(GatewayConfig.builder().listeners(l).clusters(template)
+                .admin(new AdminConfig(true, "127.0.0.1", 0, true))
+                .transport(TransportConfig.builder().workerThreads(1).backlog(128).build())
+                .drainTimeout(Duration.ofSeconds(2)).build()));
+        // the first request for the service starts its discovery (as a Bolt request with that service header does)
+        await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(20))
+                .until(() -> gw.cluster("registry").child(iface + ":1.0") != null);
+        await().atMost(Duration.ofSeconds(2)).pollInterval(Duration.ofMillis(20))
+                .until(() -> gw.cluster("registry").child(iface + ":1.0").hosts().size() == 1);
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(
+                        URI.create("http://127.0.0.1:" + gw.adminAddress().getPort() + "/clusters"))
+                .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
+        JsonNode clusters = JSON.readTree(r.body()).get("clusters");
+        assertThat(clusters).hasSize(2);
+        JsonNode t = clusters.get(0);
+        assertThat(t.get("name").asText()).isEqualTo("registry");
+        assertThat(t.get("discovery").get("service").asText()).isEqualTo("*");
+        assertThat(t.get("discovery").get("routed_clusters").get(0).asText()).isEqualTo("registry/" + iface);
+        JsonNode child = clusters.get(1);
+        assertThat(child.get("name").asText()).isEqualTo("registry/" + iface);
+        assertThat(child.get("discovery").get("type").asText()).isEqualTo("zookeeper");
+        assertThat(child.get("discovery").get("source").asText()).contains("/sofa-rpc/" + iface + "/providers");
+        assertThat(child.get("discovery").get("connected").asBoolean()).isTrue();
+        JsonNode h = child.get("hosts").get(0);
+        assertThat(h.get("address").asText()).isEqualTo("127.0.0.1:" + p.port());
+        assertThat(h.get("source").asText()).isEqualTo("zookeeper");
+        assertThat(metrics(gw)).contains("sluice_discovery_hosts{cluster=\"registry/" + iface + "\"} 1.0");
+    }
 }
