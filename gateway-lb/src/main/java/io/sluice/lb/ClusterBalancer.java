@@ -514,8 +514,8 @@ public final class ClusterBalancer implements AutoCloseable {
                 step = Math.min(step, WarmUpGrid.stepNanos(window));
             }
         }
-        if (ended && usesEdf(config.lb())) {
-            rebuildPicker();
+        if (ended && (usesEdf(config.lb()) || next == Long.MAX_VALUE)) {
+            rebuildPicker(); // discovery: the last warm-up ended: pickers drop slow start
         }
         if (next != Long.MAX_VALUE) {
             scheduleWarmUpTask(Math.min(next, step));
@@ -532,9 +532,18 @@ public final class ClusterBalancer implements AutoCloseable {
             base[i] = Weights.base(arr[i]);
             equal &= base[i] == base[0];
         }
-        SlowStartConfig ss = curve(c);
-        boolean warming = false;
+        SlowStartConfig ss = enabledSlowStart(c);
         long now = ticker.nanoTime();
+        if (ss == null && c.discovery() != null) {
+            // discovery: the curve only while a host warms on its own window (else pickers skip slow start entirely)
+            for (Host h : arr) {
+                if (h.warmUp() != null && h.warmStartNanos() != Host.NOT_WARMING) {
+                    ss = DISCOVERY_CURVE;
+                    break;
+                }
+            }
+        }
+        boolean warming = false;
         for (Host h : arr) {
             warming |= Weights.warming(ss, h, now);
         }
