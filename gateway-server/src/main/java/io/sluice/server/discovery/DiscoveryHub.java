@@ -414,7 +414,9 @@ public final class DiscoveryHub implements AutoCloseable {
                 List<String> added = new ArrayList<>();
                 List<String> changed = new ArrayList<>();
                 for (Host h : now) {
-                    String desc = h.address() + " w=" + h.weight() + (h.startMillis() > 0 ? " start=" + h.startMillis() : "");
+                    String desc = h.address() + " w=" + h.weight() + (h.startMillis() > 0 ? " start=" + h.startMillis() : "")
+                            + (h.warmUp() == null ? "" : " warmup=" + h.warmUp().windowNanos() / 1_000_000 + "ms"
+                            + (h.warmUp().weight() >= 0 ? "/" + h.warmUp().weight() : ""));
                     Integer w = weightsBefore.remove(h.address());
                     Long st = startsBefore.remove(h.address());
                     if (w == null) {

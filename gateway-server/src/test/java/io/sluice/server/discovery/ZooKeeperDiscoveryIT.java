@@ -449,4 +449,41 @@ class ZooKeeperDiscoveryIT {
         assertThat(h.get("source").asText()).isEqualTo("zookeeper");
         assertThat(metrics(gw)).contains("sluice_discovery_hosts{cluster=\"registry/" + iface + "\"} 1.0");
     }
+
+    @Test
+    void sourcesOnOneRegistryShareOneSessionAndOneThread() throws Exception {
+        SofaRegistrar reg = closing(new SofaRegistrar(zk.getConnectString(), 10_000));
+        long now = System.currentTimeMillis();
+        reg.register("com.example.T1", SofaRegistrar.url("com.example.T1", 20001, 100, now, "", null, null));
+        reg.register("com.example.T2", SofaRegistrar.url("com.example.T2", 20002, 100, now, "", null, null));
+        ZooKeeperClients clients = new ZooKeeperClients();
+        Map<String, Thread> publishedOn = new java.util.concurrent.ConcurrentHashMap<>();
+        List<ZooKeeperSofaSource> sources = new ArrayList<>();
+        for (String iface : List.of("com.example.T1", "com.example.T2")) {
+            ZooKeeperSofaSource src = new ZooKeeperSofaSource(DiscoveryConfig.zookeeper(zk.getConnectString(), iface + ":1.0"),
+                    () -> { }, clients);
+            sources.add(src);
+            src.start(new io.sluice.core.discovery.HostSource.Sink() {
+                @Override
+                public void hosts(List<io.sluice.core.discovery.DiscoveredHost> hosts) {
+                    if (!hosts.isEmpty()) {
+                        publishedOn.put(iface, Thread.currentThread());
+                    }
+                }
+
+                @Override
+                public void state(String state, boolean connected) {
+                }
+            });
+        }
+        try {
+            await().atMost(Duration.ofSeconds(5)).until(() -> publishedOn.size() == 2);
+            assertThat(clients.open()).isEqualTo(1);
+            assertThat(publishedOn.get("com.example.T1")).isSameAs(publishedOn.get("com.example.T2"));
+        } finally {
+            sources.forEach(ZooKeeperSofaSource::close);
+        }
+        assertThat(clients.open()).isZero();
+        await().atMost(Duration.ofSeconds(5)).until(() -> !publishedOn.get("com.example.T1").isAlive());
+    }
 }
