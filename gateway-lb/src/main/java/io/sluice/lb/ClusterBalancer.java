@@ -221,8 +221,8 @@ public final class ClusterBalancer implements AutoCloseable {
 
     /** The slow-start factor of {@code host} now, in [minWeight, 1] (1 = not warming). */
     public double warmUpFactor(Host host) {
-        SlowStartConfig ss = enabledSlowStart(config);
-        return Weights.slowStartFactor(ss, host.warmStartNanos(), ticker.nanoTime());
+        SlowStartConfig ss = curve(config);
+        return Weights.slowStartFactor(ss, host.warmUp(), host.warmStartNanos(), ticker.nanoTime());
     }
 
     /**
@@ -235,7 +235,7 @@ public final class ClusterBalancer implements AutoCloseable {
             return 1.0;
         }
         double bias = c.lb() == LbPolicy.LEAST_REQUEST ? c.activeRequestBias() : 0;
-        return Weights.effective(Weights.base(host), host, enabledSlowStart(c), bias, ticker.nanoTime());
+        return Weights.effective(Weights.base(host), host, curve(c), bias, ticker.nanoTime());
     }
 
     /**
@@ -288,6 +288,11 @@ public final class ClusterBalancer implements AutoCloseable {
      * T0 is now — unless the address left less than {@code discovery.flap_grace} ago, in which case it
      * resumes the warm-up clock it had. Hosts with weight 0 are left out (they get no traffic).
      *
+     * <p>A host with its own warm-up ({@link DiscoveredHost#warmupMillis()}, SOFARPC {@code warmupTime})
+     * warms over that window instead of the cluster's, starting at {@code warmupWeight / weight} (SOFARPC
+     * {@code warmupWeight}; else the cluster's floor) and ramping on the cluster's curve — also when the
+     * cluster configures no {@code slow_start} (aggression 1, floor 10 % then).
+     *
      * @return the hosts now published
      */
     public synchronized List<Host> applyDiscovered(List<DiscoveredHost> discovered, long wallNowMillis) {
@@ -298,7 +303,7 @@ public final class ClusterBalancer implements AutoCloseable {
         long now = ticker.nanoTime();
         long grace = c.discovery() != null ? c.discovery().flapGrace().toNanos() : 0;
         departed.values().removeIf(d -> now - d[1] > grace);
-        SlowStartConfig ss = enabledSlowStart(c);
+        SlowStartConfig ss = curve(c);
         Map<String, Host> old = new HashMap<>();
         for (Host h : hosts) {
             old.put(h.address(), h);
@@ -310,10 +315,15 @@ public final class ClusterBalancer implements AutoCloseable {
                 continue;
             }
             Host kept = old.remove(d.address());
+            Host.WarmUp own = ownWarmUp(d);
             if (kept != null) {
                 kept.weight(d.weight());
-                if (d.startMillis() != 0 && d.startMillis() != kept.startMillis()) {
+                boolean ownChanged = !Objects.equals(own, kept.warmUp());
+                kept.warmUp(own);
+                if (d.startMillis() != 0 && (d.startMillis() != kept.startMillis() || ownChanged)) {
                     stampWarmUp(kept, t0Of(d.startMillis(), wallNowMillis, now), now, ss);
+                } else if (ownChanged && kept.warmStartNanos() != Host.NOT_WARMING) {
+                    stampWarmUp(kept, kept.warmStartNanos(), now, ss);
                 }
                 kept.discovered(d.origin(), d.startMillis());
                 fresh.add(kept);
@@ -321,6 +331,7 @@ public final class ClusterBalancer implements AutoCloseable {
             }
             Host added = new Host(new HostConfig(d.host(), d.port(), d.weight()));
             added.discovered(d.origin(), d.startMillis());
+            added.warmUp(own);
             long t0;
             if (d.startMillis() != 0) {
                 t0 = t0Of(d.startMillis(), wallNowMillis, now);
@@ -348,16 +359,26 @@ public final class ClusterBalancer implements AutoCloseable {
         return nowNanos - Math.min(elapsedMillis, Long.MAX_VALUE / 4_000_000L) * 1_000_000L;
     }
 
+    /** The host's own warm-up from its source (SOFARPC warmupTime / warmupWeight), or null. */
+    private static Host.WarmUp ownWarmUp(DiscoveredHost d) {
+        if (!d.ownWarmUp() || d.weight() <= 0) {
+            return null;
+        }
+        double floor = d.warmupWeight() < 0 ? Double.NaN : Math.min(1.0, (double) d.warmupWeight() / d.weight());
+        return new Host.WarmUp(Math.min(d.warmupMillis(), Long.MAX_VALUE / 4_000_000L) * 1_000_000L, floor,
+                d.warmupWeight());
+    }
+
     /** Sets T0 (or clears it when the window has passed or slow start is off) and schedules the warm-up task. */
     private void stampWarmUp(Host host, long t0, long now, SlowStartConfig ss) {
-        if (ss == null || t0 == Host.NOT_WARMING || now - t0 >= ss.window().toNanos()) {
+        long window = hostWindow(host);
+        if (ss == null || window <= 0 || t0 == Host.NOT_WARMING || now - t0 >= window) {
             host.warmStartNanos(Host.NOT_WARMING);
             return;
         }
         host.warmStartNanos(t0);
-        if (warmUpTask == Cancellable.NOOP) {
-            scheduleWarmUpTask(Math.min(WarmUpGrid.stepNanos(ss.window().toNanos()), ss.window().toNanos() - (now - t0)));
-        }
+        // an earlier due task is kept; a later one is brought forward (a short own window among long ones)
+        scheduleWarmUpTask(Math.min(WarmUpGrid.stepNanos(window), window - (now - t0)));
     }
 
     /** Stops health checks and timers. Picking keeps working on the last snapshot. */
@@ -473,29 +494,31 @@ public final class ClusterBalancer implements AutoCloseable {
             return;
         }
         grid.advance();
-        SlowStartConfig ss = enabledSlowStart(config);
-        long window = ss == null ? 0 : ss.window().toNanos();
+        SlowStartConfig ss = curve(config);
         long now = ticker.nanoTime();
         long next = Long.MAX_VALUE;
+        long step = Long.MAX_VALUE;
         boolean ended = false;
         for (Host h : hosts) {
             long t0 = h.warmStartNanos();
             if (t0 == Host.NOT_WARMING) {
                 continue;
             }
+            long window = hostWindow(h); // discovery: a host's own window, else the cluster's
             long left = window - (now - t0);
             if (left <= 0) {
                 h.warmStartNanos(Host.NOT_WARMING);
                 ended = true;
             } else {
                 next = Math.min(next, left);
+                step = Math.min(step, WarmUpGrid.stepNanos(window));
             }
         }
-        if (ended && usesEdf(config.lb())) {
-            rebuildPicker();
+        if (ended && (usesEdf(config.lb()) || next == Long.MAX_VALUE)) {
+            rebuildPicker(); // discovery: the last warm-up ended: pickers drop slow start
         }
         if (next != Long.MAX_VALUE) {
-            scheduleWarmUpTask(Math.min(next, WarmUpGrid.stepNanos(window)));
+            scheduleWarmUpTask(Math.min(next, step));
         }
     }
 
@@ -510,8 +533,17 @@ public final class ClusterBalancer implements AutoCloseable {
             equal &= base[i] == base[0];
         }
         SlowStartConfig ss = enabledSlowStart(c);
-        boolean warming = false;
         long now = ticker.nanoTime();
+        if (ss == null && c.discovery() != null) {
+            // discovery: the curve only while a host warms on its own window (else pickers skip slow start entirely)
+            for (Host h : arr) {
+                if (h.warmUp() != null && h.warmStartNanos() != Host.NOT_WARMING) {
+                    ss = DISCOVERY_CURVE;
+                    break;
+                }
+            }
+        }
+        boolean warming = false;
         for (Host h : arr) {
             warming |= Weights.warming(ss, h, now);
         }
@@ -554,5 +586,27 @@ public final class ClusterBalancer implements AutoCloseable {
     private static SlowStartConfig enabledSlowStart(ClusterConfig c) {
         SlowStartConfig ss = c.slowStart();
         return ss != null && ss.enabled() ? ss : null;
+    }
+
+    /** discovery: the warm-up window of {@code h}: its own, else the cluster's slow_start window, 0 = none. */
+    private long hostWindow(Host h) {
+        Host.WarmUp own = h.warmUp();
+        if (own != null) {
+            return own.windowNanos();
+        }
+        SlowStartConfig ss = enabledSlowStart(config);
+        return ss == null ? 0 : ss.window().toNanos();
+    }
+
+    /** discovery: the curve of hosts with their own warm-up when the cluster has no slow_start (its window is not used). */
+    private static final SlowStartConfig DISCOVERY_CURVE = SlowStartConfig.of(Duration.ofSeconds(60));
+
+    /**
+     * The slow-start curve pickers use: the cluster's {@code slow_start}, or — for a discovery cluster
+     * without one — aggression 1 / floor 10 % for hosts that bring their own warm-up window. Null = off.
+     */
+    private static SlowStartConfig curve(ClusterConfig c) {
+        SlowStartConfig ss = enabledSlowStart(c);
+        return ss != null || c.discovery() == null ? ss : DISCOVERY_CURVE;
     }
 }

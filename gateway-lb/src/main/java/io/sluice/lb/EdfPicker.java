@@ -118,7 +118,7 @@ final class EdfPicker implements Picker {
     }
 
     private void refresh(int i, long t0, int epoch, long now) {
-        cached[i] = base[i] * Weights.slowStartFactor(slowStart, t0, now);
+        cached[i] = base[i] * Weights.slowStartFactor(slowStart, hosts[i].warmUp(), t0, now);
         cachedT0[i] = t0;
         cachedEpoch[i] = epoch;
     }

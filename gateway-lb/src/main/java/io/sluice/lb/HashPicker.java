@@ -85,7 +85,7 @@ abstract class HashPicker implements Picker {
         if (t0 == Host.NOT_WARMING) {
             return true;
         }
-        double f = Weights.slowStartFactor(slowStart, t0, ticker.nanoTime());
+        double f = Weights.slowStartFactor(slowStart, h.warmUp(), t0, ticker.nanoTime());
         double u = (Hashing.mix(key ^ salts[i]) >>> 11) * 0x1.0p-53;
         return u < f;
     }

@@ -53,7 +53,7 @@ final class RandomPicker implements Picker {
                 continue;
             }
             if (slowStart != null && t < MAX_TRIES - 1) {
-                double f = Weights.slowStartFactor(slowStart, h.warmStartNanos(), now);
+                double f = Weights.slowStartFactor(slowStart, h.warmUp(), h.warmStartNanos(), now);
                 if (f < 1.0 && rnd.nextDouble() >= f) {
                     continue;
                 }

@@ -47,10 +47,19 @@ final class Weights {
      * when slow start is off, the host is not warming, or the window has passed.
      */
     static double slowStartFactor(SlowStartConfig cfg, long t0, long now) {
+        return slowStartFactor(cfg, null, t0, now);
+    }
+
+    /**
+     * The factor of a host with its own warm-up {@code own} (a discovery source's {@code warmupTime} /
+     * {@code warmupWeight}; null = none): its window and floor replace the cluster's, the curve
+     * (aggression) stays {@code cfg}'s.
+     */
+    static double slowStartFactor(SlowStartConfig cfg, Host.WarmUp own, long t0, long now) {
         if (cfg == null || t0 == Host.NOT_WARMING) {
             return 1.0;
         }
-        long window = cfg.window().toNanos();
+        long window = own != null ? own.windowNanos() : cfg.window().toNanos();
         if (window <= 0) {
             return 1.0;
         }
@@ -65,13 +74,19 @@ final class Weights {
         if (cfg.aggression() != 1.0) {
             f = Math.pow(f, 1.0 / cfg.aggression());
         }
-        return Math.max(cfg.minWeight(), f);
+        return Math.max(own != null && own.ownFloor() ? own.floor() : cfg.minWeight(), f);
+    }
+
+    /** The warm-up window of {@code host}: its own (discovery) or the cluster's; 0 = none. */
+    static long windowNanos(SlowStartConfig cfg, Host host) {
+        Host.WarmUp own = host.warmUp();
+        return own != null ? own.windowNanos() : cfg == null ? 0 : cfg.window().toNanos();
     }
 
     /** True while {@code host} is inside its warm-up window. */
     static boolean warming(SlowStartConfig cfg, Host host, long now) {
         long t0 = host.warmStartNanos();
-        return cfg != null && cfg.enabled() && t0 != Host.NOT_WARMING && now - t0 < cfg.window().toNanos();
+        return cfg != null && t0 != Host.NOT_WARMING && now - t0 < windowNanos(cfg, host);
     }
 
     /**
@@ -89,7 +104,7 @@ final class Weights {
         if (slowStart != null) {
             long t0 = host.warmStartNanos();
             if (t0 != Host.NOT_WARMING) {
-                w *= slowStartFactor(slowStart, t0, now);
+                w *= slowStartFactor(slowStart, host.warmUp(), t0, now);
             }
         }
         return sanitize(w);

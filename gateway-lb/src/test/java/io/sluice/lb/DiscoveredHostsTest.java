@@ -161,4 +161,88 @@ class DiscoveredHostsTest {
         assertThat(b.hosts()).extracting(Host::port).containsExactly(1, 2);
         assertThat(b.config().panicThreshold()).isZero();
     }
+
+    // ---- a provider's own warm-up (SOFARPC warmupTime / warmupWeight) ------------------------------
+
+    private static DiscoveredHost warming(int port, int weight, long startMillis, long warmupMillis, int warmupWeight) {
+        return new DiscoveredHost("127.0.0.1", port, weight, startMillis, "zookeeper", warmupMillis, warmupWeight);
+    }
+
+    @Test
+    void aProvidersWarmupTimeAndWarmupWeightReplaceTheClustersWindowAndFloor() {
+        // cluster: window 60 s, floor 10 %. Provider 1: weight 200, warmupTime 20 s, warmupWeight 50 (floor 25 %),
+        // started 2 s ago. Provider 2: no warm-up of its own, started 2 s ago -> the cluster's 60 s ramp.
+        ClusterBalancer b = ClusterBalancer.create(cluster(Duration.ofSeconds(60)), ctx);
+        b.applyDiscovered(List.of(warming(1, 200, wall - 2_000, 20_000, 50), provider(2, 100, wall - 2_000)), wall);
+        Host own = host(b, 1);
+        Host cl = host(b, 2);
+        assertThat(own.warmUp().windowNanos()).isEqualTo(20_000_000_000L);
+        assertThat(b.effectiveWeight(own)).isCloseTo(50.0, within(0.001));   // 2/20 = 0.10 < floor 0.25 -> 50
+        assertThat(b.effectiveWeight(cl)).isCloseTo(10.0, within(0.001));    // 2/60 < 0.10 -> 10
+        advanceSeconds(8);  // 10 s after start
+        clock.runDue();
+        assertThat(b.effectiveWeight(own)).isCloseTo(100.0, within(0.001));  // 10/20 x 200
+        assertThat(b.warmUpFactor(own)).isCloseTo(0.5, within(1e-6));
+        // traffic at this instant follows 100 : 100 x 10/60
+        int[] c = Counts.batch(b, 1400);
+        assertThat(c[0]).isBetween(1199, 1201);
+        assertThat(c[1]).isBetween(199, 201);
+        advanceSeconds(5);  // 15 s
+        clock.runDue();
+        assertThat(b.effectiveWeight(own)).isCloseTo(150.0, within(0.001));
+        advanceSeconds(5);  // 20 s: the provider's window is over, the cluster's is not
+        clock.runDue();
+        assertThat(b.effectiveWeight(own)).isEqualTo(200.0);
+        assertThat(own.warmStartNanos()).isEqualTo(Host.NOT_WARMING);
+        assertThat(b.effectiveWeight(cl)).isCloseTo(100.0 * 20 / 60, within(0.001));
+        advanceSeconds(40); // 60 s
+        clock.runDue();
+        assertThat(b.effectiveWeight(cl)).isEqualTo(100.0);
+    }
+
+    @Test
+    void withoutSlowStartOnTheClusterAProviderWithWarmupTimeStillRampsFromItsWarmupWeight() {
+        // spec acceptance 9: weight 100, warmupTime 60 s, warmupWeight 10 -> 10/25/50/75/100 at 3/15/30/45/60 s
+        ClusterBalancer b = ClusterBalancer.create(cluster(null), ctx);
+        long start = wall - 3_000;
+        b.applyDiscovered(List.of(warming(1, 100, start, 60_000, 10), provider(2, 100, wall - 1_000)), wall);
+        Host h = host(b, 1);
+        assertThat(b.effectiveWeight(host(b, 2))).isEqualTo(100.0); // no window of its own, none on the cluster
+        assertThat(host(b, 2).warmStartNanos()).isEqualTo(Host.NOT_WARMING);
+        double[] expected = {10, 25, 50, 75};
+        for (int k = 0; k < expected.length; k++) {
+            assertThat(b.effectiveWeight(h)).as("at %d s", k == 0 ? 3 : 15 * k).isCloseTo(expected[k], within(0.001));
+            advanceSeconds(k == 0 ? 12 : 15);
+            clock.runDue();
+        }
+        assertThat(b.effectiveWeight(h)).isEqualTo(100.0);
+        assertThat(h.warmStartNanos()).isEqualTo(Host.NOT_WARMING);
+        // warmupTime without warmupWeight: the floor is the (default) 10 %; a later gateway sees the same
+        ClusterBalancer other = ClusterBalancer.create(cluster(null), new LbContext(new ManualScheduler(55L), new SplittableRandom(3)));
+        other.applyDiscovered(List.of(warming(1, 100, wall - 30_000, 60_000, -1)), wall);
+        assertThat(other.effectiveWeight(other.hosts().get(0))).isCloseTo(50.0, within(0.001));
+        assertThat(other.hosts().get(0).warmUp().ownFloor()).isFalse();
+    }
+
+    @Test
+    void changedWarmUpParametersWithTheSameStartTimeDoNotRestartTheRamp() {
+        ClusterBalancer b = ClusterBalancer.create(cluster(null), ctx);
+        long start = wall;
+        b.applyDiscovered(List.of(warming(1, 100, start, 40_000, 10)), wall);
+        Host h = host(b, 1);
+        advanceSeconds(20);
+        clock.runDue();
+        assertThat(b.effectiveWeight(h)).isCloseTo(50.0, within(0.001));
+        // re-registered with weight 400 and warmupWeight 300 (same startTime): 20/40 < 300/400 -> 300, no restart
+        b.applyDiscovered(List.of(warming(1, 400, start, 40_000, 300)), wall);
+        assertThat(host(b, 1)).isSameAs(h);
+        assertThat(b.effectiveWeight(h)).isCloseTo(300.0, within(0.001));
+        // the window shrinks to 10 s: 20 s have passed -> warm
+        b.applyDiscovered(List.of(warming(1, 400, start, 10_000, 300)), wall);
+        assertThat(b.effectiveWeight(h)).isEqualTo(400.0);
+        assertThat(h.warmStartNanos()).isEqualTo(Host.NOT_WARMING);
+        // warmupWeight above weight counts as weight (Sluice only ramps up)
+        b.applyDiscovered(List.of(warming(2, 100, wall, 60_000, 500)), wall);
+        assertThat(b.effectiveWeight(host(b, 2))).isEqualTo(100.0);
+    }
 }

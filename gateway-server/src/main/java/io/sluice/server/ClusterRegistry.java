@@ -172,6 +172,41 @@ final class ClusterRegistry {
         return r == null ? java.util.Set.of() : r.services();
     }
 
+    /**
+     * discovery: the running clusters plus, after each route-by-registry template, the per-service clusters it
+     * discovered ({@code template/key}) — what the admin API lists.
+     */
+    Map<String, ClusterBalancer> withRouted() {
+        Map<String, ClusterBalancer> now = clusters;
+        if (routers.isEmpty()) {
+            return now;
+        }
+        Map<String, ClusterBalancer> m = new java.util.LinkedHashMap<>();
+        for (Map.Entry<String, ClusterBalancer> e : now.entrySet()) {
+            m.put(e.getKey(), e.getValue());
+            RegistryRouter r = routers.get(e.getKey());
+            if (r != null) {
+                m.putAll(r.clusters());
+            }
+        }
+        return m;
+    }
+
+    /** discovery: the admin view of a cluster's source; for a route-by-registry template, its discovered services. */
+    Map<String, Object> discoveryStatus(String cluster) {
+        RegistryRouter r = routers.get(cluster);
+        if (r == null) {
+            return discovery().status(cluster);
+        }
+        ClusterBalancer t = clusters.get(cluster);
+        Map<String, Object> m = new java.util.LinkedHashMap<>();
+        m.put("type", t == null ? "zookeeper" : t.config().discovery().type());
+        m.put("service", "*");
+        m.put("routed_clusters", new ArrayList<>(r.clusters().keySet()));
+        m.put("max_services", t == null ? 0 : t.config().discovery().maxServices());
+        return m;
+    }
+
     /** A DNS cluster's source: queries and timers on one of the workers. */
     private HostSource dnsSource(DiscoveryConfig config) {
         EventLoop loop = workers.next();
@@ -181,9 +216,20 @@ final class ClusterRegistry {
     /** The discovery sources (admin status); built on first use. */
     synchronized DiscoveryHub discovery() {
         if (discovery == null) {
-            discovery = new DiscoveryHub(registry, customSources, System::currentTimeMillis, hostGauges::sync, this::dnsSource);
+            discovery = new DiscoveryHub(registry, customSources, System::currentTimeMillis, hostGauges::sync, this::dnsSource)
+                    .clock(ticker::nanoTime);
         }
         return discovery;
+    }
+
+    /** discovery: the clusters whose first host list /ready still waits for, or null. */
+    synchronized String discoveryWaitingFor() {
+        return discovery == null ? null : discovery.waitingFor();
+    }
+
+    /** discovery: a note for /ready about clusters ready by initial_fetch_timeout without a list, or null. */
+    synchronized String discoveryReadyNote() {
+        return discovery == null ? null : discovery.readyWithoutList();
     }
 
     /** The running clusters by name (an immutable snapshot). */

@@ -202,12 +202,14 @@ public final class Gateway implements AutoCloseable {
     }
 
     private AdminHandler adminHandler() {
-        return new AdminHandler(registry, this::clusters, () -> phase == Phase.RUNNING, this::config,
+        // discovery: the admin API also lists route-by-registry clusters (template/service)
+        return new AdminHandler(registry, this::adminClusters, () -> phase == Phase.RUNNING, this::config,
                 reloadSource == null ? null : () -> reload().summary(), AdminHandler.Status.of(() -> listeners.info(),
                         reloader::lastReload, this::configVersion, () -> startedNanos == 0 ? 0
                                 : TimeUnit.NANOSECONDS.toMillis(ticker.nanoTime() - startedNanos),
                         () -> config().admin().metrics()))
-                .withDiscovery(name -> clusters.discovery().status(name))
+                .withDiscovery(name -> clusters.discoveryStatus(name))
+                .withDiscoveryReadiness(clusters::discoveryWaitingFor, clusters::discoveryReadyNote) // discovery
                 .certs(() -> TlsAdmin.json(listeners.tls()), () -> TlsAdmin.html(listeners.tls())); // TLS hook
     }
 
@@ -339,6 +341,12 @@ public final class Gateway implements AutoCloseable {
     public Map<String, ClusterBalancer> clusters() {
         ClusterRegistry c = clusters;
         return c == null ? Map.of() : Collections.unmodifiableMap(c.current());
+    }
+
+    /** discovery: {@link #clusters()} plus route-by-registry per-service clusters, for the admin API. */
+    private Map<String, ClusterBalancer> adminClusters() {
+        ClusterRegistry c = clusters;
+        return c == null ? Map.of() : Collections.unmodifiableMap(c.withRouted());
     }
 
     /** Requests in flight on all listeners. */

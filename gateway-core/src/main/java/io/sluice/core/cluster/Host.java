@@ -28,7 +28,35 @@ public final class Host {
     private volatile String origin;
     /** The host's own start time from its source (epoch ms), 0 = unknown. */
     private volatile long startMillis;
+    /** discovery: the host's own warm-up (window, start fraction) from its source; null = the cluster's slow_start. */
+    private volatile WarmUp warmUp;
     private final AtomicInteger activeRequests = new AtomicInteger();
+
+    /**
+     * A warm-up a discovery source gave this host (SOFARPC {@code warmupTime} / {@code warmupWeight}):
+     * it replaces the cluster's {@code slow_start} window and floor for this host; the curve
+     * (aggression) stays the cluster's.
+     *
+     * @param windowNanos length of the warm-up from T0, > 0
+     * @param floor       the factor the warm-up starts at ({@code warmupWeight / weight}) in [0, 1]; NaN = the
+     *                    cluster's {@code min_weight}
+     * @param weight      the warm-up weight as the source gave it (for the admin API), -1 = none
+     */
+    public record WarmUp(long windowNanos, double floor, int weight) {
+        public WarmUp {
+            if (windowNanos <= 0) {
+                throw new IllegalArgumentException("warm-up window " + windowNanos + " ns is not > 0");
+            }
+            if (!Double.isNaN(floor)) {
+                floor = Math.max(0, Math.min(1, floor));
+            }
+        }
+
+        /** True when the floor comes from the source (not the cluster's min_weight). */
+        public boolean ownFloor() {
+            return !Double.isNaN(floor);
+        }
+    }
 
     public Host(HostConfig config) {
         this.host = config.host();
@@ -121,6 +149,15 @@ public final class Host {
     public void discovered(String source, long startMillis) {
         this.origin = source;
         this.startMillis = startMillis;
+    }
+
+    /** discovery: the host's own warm-up, or null (the cluster's slow_start applies). */
+    public WarmUp warmUp() {
+        return warmUp;
+    }
+
+    public void warmUp(WarmUp w) {
+        this.warmUp = w;
     }
 
     public int activeRequests() {

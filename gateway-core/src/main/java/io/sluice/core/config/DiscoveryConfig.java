@@ -32,11 +32,14 @@ import java.util.Locale;
  * @param idleTimeout       service "*": a discovered service unused this long is dropped (default 10 min)
  * @param refreshMax        dns: the longest re-resolution interval (TTLs above it, and the cap of the
  *                          failure backoff). Default 60 s
+ * @param initialFetchTimeout discovery: how long the admin {@code /ready} waits (503) at start for the source's first
+ *                          host list; after it the gateway reports ready with the configured hosts and says so.
+ *                          Default 5 s; 0 = do not wait
  */
 public record DiscoveryConfig(String type, String address, String service, String protocol, String source,
                               Duration sessionTimeout, Duration connectionTimeout, boolean allowEmpty,
                               Duration flapGrace, String dnsServer, Duration refreshMin, Duration refreshMax,
-                              int maxServices, Duration idleTimeout) {
+                              int maxServices, Duration idleTimeout, Duration initialFetchTimeout) {
 
     public static final String ZOOKEEPER = "zookeeper";
     public static final String CUSTOM = "custom";
@@ -50,7 +53,21 @@ public record DiscoveryConfig(String type, String address, String service, Strin
     public static final Duration DEFAULT_CONNECTION_TIMEOUT = Duration.ofSeconds(10);
     public static final Duration DEFAULT_FLAP_GRACE = Duration.ofSeconds(30);
 
+    /** discovery: default of {@code initial_fetch_timeout}. */
+    public static final Duration DEFAULT_INITIAL_FETCH_TIMEOUT = Duration.ofSeconds(5);
+
+    /** Without {@code initial_fetch_timeout} (default 5 s). */
+    public DiscoveryConfig(String type, String address, String service, String protocol, String source,
+                           Duration sessionTimeout, Duration connectionTimeout, boolean allowEmpty,
+                           Duration flapGrace, String dnsServer, Duration refreshMin, Duration refreshMax,
+                           int maxServices, Duration idleTimeout) {
+        this(type, address, service, protocol, source, sessionTimeout, connectionTimeout, allowEmpty, flapGrace, dnsServer,
+                refreshMin, refreshMax, maxServices, idleTimeout, null);
+    }
+
     public DiscoveryConfig {
+        initialFetchTimeout = initialFetchTimeout == null ? DEFAULT_INITIAL_FETCH_TIMEOUT
+                : Checks.nonNegative("initial_fetch_timeout", initialFetchTimeout);
         type = Checks.notBlank("type", type).toLowerCase(Locale.ROOT);
         protocol = protocol == null || protocol.isBlank() ? "bolt" : protocol.toLowerCase(Locale.ROOT);
         sessionTimeout = sessionTimeout == null ? DEFAULT_SESSION_TIMEOUT : Checks.positive("session_timeout", sessionTimeout);
@@ -107,12 +124,12 @@ public record DiscoveryConfig(String type, String address, String service, Strin
     /** The same source for one service (route by registry: a template's child). */
     public DiscoveryConfig withService(String s) {
         return new DiscoveryConfig(type, address, s, protocol, source, sessionTimeout, connectionTimeout, allowEmpty,
-                flapGrace, dnsServer, refreshMin, refreshMax, maxServices, idleTimeout);
+                flapGrace, dnsServer, refreshMin, refreshMax, maxServices, idleTimeout, initialFetchTimeout);
     }
 
     public DiscoveryConfig withServiceLimits(int max, Duration idle) {
         return new DiscoveryConfig(type, address, service, protocol, source, sessionTimeout, connectionTimeout, allowEmpty,
-                flapGrace, dnsServer, refreshMin, refreshMax, max, idle);
+                flapGrace, dnsServer, refreshMin, refreshMax, max, idle, initialFetchTimeout);
     }
 
     /** True for {@code service: "*"}: clusters per service are discovered on first use. */
@@ -122,18 +139,23 @@ public record DiscoveryConfig(String type, String address, String service, Strin
 
     public DiscoveryConfig withRefresh(Duration min, Duration max) {
         return new DiscoveryConfig(type, address, service, protocol, source, sessionTimeout, connectionTimeout, allowEmpty,
-                flapGrace, dnsServer, min, max, maxServices, idleTimeout);
+                flapGrace, dnsServer, min, max, maxServices, idleTimeout, initialFetchTimeout);
     }
 
     public DiscoveryConfig withAllowEmpty(boolean allow) {
-        return new DiscoveryConfig(type, address, service, protocol, source, sessionTimeout, connectionTimeout, allow, flapGrace, dnsServer, refreshMin, refreshMax, maxServices, idleTimeout);
+        return new DiscoveryConfig(type, address, service, protocol, source, sessionTimeout, connectionTimeout, allow, flapGrace, dnsServer, refreshMin, refreshMax, maxServices, idleTimeout, initialFetchTimeout);
     }
 
     public DiscoveryConfig withSessionTimeout(Duration d) {
-        return new DiscoveryConfig(type, address, service, protocol, source, d, connectionTimeout, allowEmpty, flapGrace, dnsServer, refreshMin, refreshMax, maxServices, idleTimeout);
+        return new DiscoveryConfig(type, address, service, protocol, source, d, connectionTimeout, allowEmpty, flapGrace, dnsServer, refreshMin, refreshMax, maxServices, idleTimeout, initialFetchTimeout);
+    }
+
+    public DiscoveryConfig withInitialFetchTimeout(Duration d) {
+        return new DiscoveryConfig(type, address, service, protocol, source, sessionTimeout, connectionTimeout, allowEmpty,
+                flapGrace, dnsServer, refreshMin, refreshMax, maxServices, idleTimeout, d);
     }
 
     public DiscoveryConfig withFlapGrace(Duration d) {
-        return new DiscoveryConfig(type, address, service, protocol, source, sessionTimeout, connectionTimeout, allowEmpty, d, dnsServer, refreshMin, refreshMax, maxServices, idleTimeout);
+        return new DiscoveryConfig(type, address, service, protocol, source, sessionTimeout, connectionTimeout, allowEmpty, d, dnsServer, refreshMin, refreshMax, maxServices, idleTimeout, initialFetchTimeout);
     }
 }

@@ -72,6 +72,9 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
     private final Supplier<Map<String, ClusterBalancer>> clusters;
     /** Per cluster, its discovery source's state for {@code /clusters} (null result = none). */
     private volatile Function<String, Map<String, Object>> discovery;
+    /** discovery: what /ready still waits for at start (null = nothing), and a note for a ready answer (null = none). */
+    private volatile Supplier<String> discoveryWaiting;
+    private volatile Supplier<String> discoveryNote;
     private final BooleanSupplier ready;
     private final Supplier<GatewayConfig> config;
     private final Reloader reloader;
@@ -219,8 +222,12 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
             }
             case "/ready" -> {
                 boolean ok = ready.getAsBoolean();
-                send(ctx, req, ok ? HttpResponseStatus.OK : HttpResponseStatus.SERVICE_UNAVAILABLE, "text/plain",
-                        ok ? "ready\n" : "draining\n");
+                // discovery: at start, wait (503) for each discovery cluster's first host list (bounded by initial_fetch_timeout)
+                String waiting = ok && discoveryWaiting != null ? discoveryWaiting.get() : null;
+                String note = ok && waiting == null && discoveryNote != null ? discoveryNote.get() : null;
+                send(ctx, req, ok && waiting == null ? HttpResponseStatus.OK : HttpResponseStatus.SERVICE_UNAVAILABLE,
+                        "text/plain", waiting != null ? "starting: waiting for the first host list of " + waiting + "\n"
+                                : ok ? (note == null ? "ready\n" : "ready; " + note + "\n") : "draining\n");
             }
             case "/healthz" -> send(ctx, req, HttpResponseStatus.OK, "text/plain", "ok\n");
             case "/clusters" -> send(ctx, req, HttpResponseStatus.OK, "application/json", clustersJson());
@@ -265,6 +272,13 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
         return this;
     }
 
+    /** discovery: {@code /ready} answers 503 while {@code waiting} says what it waits for, then 200 with {@code note} if any. */
+    public AdminHandler withDiscoveryReadiness(Supplier<String> waiting, Supplier<String> note) {
+        this.discoveryWaiting = waiting;
+        this.discoveryNote = note;
+        return this;
+    }
+
     private String clustersJson() {
         ObjectNode root = JSON.createObjectNode();
         ArrayNode list = root.putArray("clusters");
@@ -295,6 +309,10 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
                 hn.put("active_requests", h.activeRequests());
                 hn.put("effective_weight", Math.round(c.effectiveWeight(h) * 1000) / 1000.0);
                 hn.put("warm_up_factor", Math.round(c.warmUpFactor(h) * 1000) / 1000.0);
+                if (h.warmUp() != null) { // discovery: the provider's own warm-up (warmupTime / warmupWeight)
+                    hn.put("warm_up_window_ms", h.warmUp().windowNanos() / 1_000_000);
+                    hn.put("warm_up_weight", h.warmUp().weight());
+                }
             }
         }
         try {

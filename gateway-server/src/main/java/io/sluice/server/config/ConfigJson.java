@@ -224,7 +224,8 @@ public final class ConfigJson {
                     .put("connection_timeout", d(dc.connectionTimeout())).put("allow_empty", dc.allowEmpty())
                     .put("flap_grace", d(dc.flapGrace())).put("refresh_min", d(dc.refreshMin()))
                     .put("refresh_max", d(dc.refreshMax())).put("max_services", dc.maxServices())
-                    .put("idle_timeout", d(dc.idleTimeout()));
+                    .put("idle_timeout", d(dc.idleTimeout()))
+                    .put("initial_fetch_timeout", d(dc.initialFetchTimeout())); // discovery
             if (dc.dnsServer() != null) {
                 dn.put("dns_server", dc.dnsServer());
             }

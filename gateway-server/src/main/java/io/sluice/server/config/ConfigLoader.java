@@ -405,9 +405,10 @@ public final class ConfigLoader {
         Duration refreshMax = o.duration("refresh_max", null);
         int maxServices = o.integer("max_services", 0);
         Duration idle = o.duration("idle_timeout", null);
+        Duration initialFetch = o.duration("initial_fetch_timeout", null); // discovery: /ready waits for the first list
         o.finish();
         return build(o.path(), () -> new DiscoveryConfig(type, address, service, protocol, source, session, connection,
-                allowEmpty, grace, dnsServer, refreshMin, refreshMax, maxServices, idle));
+                allowEmpty, grace, dnsServer, refreshMin, refreshMax, maxServices, idle, initialFetch));
     }
 
     /** {@code "10.0.0.1:8080"} (weight 1) or {@code {"address": "10.0.0.1:8080", "weight": 3}}. */

@@ -59,6 +59,10 @@ public final class DiscoveryHub implements AutoCloseable {
     private final Meter sessionsGauge;
     /** cluster name -> its running source. Guarded by this. */
     private final Map<String, Attached> attached = new HashMap<>();
+    /** The monotonic clock of {@code initial_fetch_timeout}. */
+    private volatile LongSupplier nanos = System::nanoTime;
+    /** True once every source attached so far gave its first list (or timed out): /ready stops waiting for good. Guarded by this. */
+    private boolean initialSyncDone;
 
     /**
      * @param customSources embedders' sources by name ({@code discovery.type = custom, source = name})
@@ -167,6 +171,60 @@ public final class DiscoveryHub implements AutoCloseable {
         return m;
     }
 
+    /** The monotonic clock {@code initial_fetch_timeout} is measured on (the gateway's ticker; tests: a fake one). */
+    public DiscoveryHub clock(LongSupplier nanoTime) {
+        this.nanos = nanoTime;
+        return this;
+    }
+
+    /**
+     * Readiness at start: null when every cluster with a source has applied its first host list or
+     * waited {@code initial_fetch_timeout} for it, else which clusters {@code /ready} still waits for.
+     * Once null it stays null (a source added later by a reload, or a per-service cluster of route by
+     * registry, never takes a serving gateway out of its load balancer).
+     */
+    public synchronized String waitingFor() {
+        if (initialSyncDone) {
+            return null;
+        }
+        long now = nanos.getAsLong();
+        List<String> waiting = new ArrayList<>();
+        for (Attached a : attached.values()) {
+            if (a.synced || a.timedOut) {
+                continue;
+            }
+            long timeout = a.config.initialFetchTimeout().toNanos();
+            if (now - a.attachedNanos >= timeout) {
+                a.timedOut = true;
+                if (timeout > 0) {
+                    log.warn("discovery: cluster {}: {} gave no host list within initial_fetch_timeout {} ms: ready with"
+                            + " its configured hosts ({})", a.cluster, a.label, timeout / 1_000_000, a.balancer.hosts().size());
+                }
+                continue;
+            }
+            waiting.add(a.cluster + " (" + a.label + ")");
+        }
+        if (waiting.isEmpty()) {
+            initialSyncDone = !attached.isEmpty();
+            return null;
+        }
+        waiting.sort(null);
+        return String.join(", ", waiting);
+    }
+
+    /** Clusters that became ready by {@code initial_fetch_timeout} and still have no list from their source; null = none. */
+    public synchronized String readyWithoutList() {
+        List<String> l = new ArrayList<>();
+        for (Attached a : attached.values()) {
+            if (a.timedOut && !a.synced && a.config.initialFetchTimeout().toNanos() > 0) {
+                l.add(a.cluster);
+            }
+        }
+        l.sort(null);
+        return l.isEmpty() ? null : "no host list yet from the source of cluster(s) " + l
+                + " (initial_fetch_timeout passed; serving their configured hosts)";
+    }
+
     /** ZooKeeper clients open now (one per registry address in use). */
     public synchronized int zooKeeperSessions() {
         return zooKeeper == null ? 0 : zooKeeper.open();
@@ -189,12 +247,14 @@ public final class DiscoveryHub implements AutoCloseable {
 
     /**
      * A stable digest of a host set: the first 48 bits of SHA-256 over the sorted
-     * {@code address|weight|startMillis} lines (equal on every gateway that sees the same providers).
+     * {@code address|weight|startMillis[|warmupMillis|warmupWeight]} lines (equal on every gateway that sees the same providers).
      */
     public static long digest(List<Host> hosts) {
         List<String> lines = new ArrayList<>();
         for (Host h : hosts) {
-            lines.add(h.address() + "|" + h.weight() + "|" + h.startMillis());
+            Host.WarmUp w = h.warmUp();
+            lines.add(h.address() + "|" + h.weight() + "|" + h.startMillis()
+                    + (w == null ? "" : "|" + w.windowNanos() / 1_000_000 + "|" + w.weight()));
         }
         lines.sort(null);
         try {
@@ -231,6 +291,10 @@ public final class DiscoveryHub implements AutoCloseable {
         volatile long lastUpdateMillis;
         volatile List<DiscoveredHost> last;
         volatile boolean stopped;
+        /** discovery readiness: the source's first list was applied / initial_fetch_timeout passed without it. */
+        volatile boolean synced;
+        boolean timedOut;
+        final long attachedNanos = nanos.getAsLong();
 
         Attached(String cluster, DiscoveryConfig config, ClusterBalancer balancer) {
             this.cluster = cluster;
@@ -245,6 +309,9 @@ public final class DiscoveryHub implements AutoCloseable {
             meters.add(Gauge.builder("sluice.discovery.empty_protected", this, a -> a.emptyProtected ? 1 : 0)
                     .tag("cluster", cluster)
                     .description("1 while the source lists no host and the last non-empty set is kept (allow_empty false)")
+                    .register(registry));
+            meters.add(Gauge.builder("sluice.discovery.synced", this, a -> a.synced ? 1 : 0).tag("cluster", cluster)
+                    .description("1 once the source's first host list was applied (GET /ready waits for it at start)")
                     .register(registry));
             meters.add(Gauge.builder("sluice.discovery.hosts", this, a -> a.balancer.hosts().size()).tag("cluster", cluster)
                     .description("Hosts the cluster has from its discovery source").register(registry));
@@ -322,6 +389,12 @@ public final class DiscoveryHub implements AutoCloseable {
                     return;
                 }
                 ClusterBalancer b = balancer;
+                if (!synced) {
+                    synced = true; // the source answered (even an empty list counts): /ready need not wait for it
+                    if (timedOut) {
+                        log.info("discovery: cluster {}: first host list from {} (after initial_fetch_timeout)", cluster, label);
+                    }
+                }
                 if (list.isEmpty() && !config.allowEmpty() && !b.hosts().isEmpty()) {
                     count("protected_empty");
                     if (!emptyProtected) {
@@ -352,7 +425,9 @@ public final class DiscoveryHub implements AutoCloseable {
                 List<String> added = new ArrayList<>();
                 List<String> changed = new ArrayList<>();
                 for (Host h : now) {
-                    String desc = h.address() + " w=" + h.weight() + (h.startMillis() > 0 ? " start=" + h.startMillis() : "");
+                    String desc = h.address() + " w=" + h.weight() + (h.startMillis() > 0 ? " start=" + h.startMillis() : "")
+                            + (h.warmUp() == null ? "" : " warmup=" + h.warmUp().windowNanos() / 1_000_000 + "ms"
+                            + (h.warmUp().weight() >= 0 ? "/" + h.warmUp().weight() : ""));
                     Integer w = weightsBefore.remove(h.address());
                     Long st = startsBefore.remove(h.address());
                     if (w == null) {

@@ -148,6 +148,15 @@ public final class RegistryRouter {
         return Set.copyOf(children.keySet());
     }
 
+    /** The clusters discovered now, by name ({@code template/key}), for the admin API. */
+    public Map<String, ClusterBalancer> clusters() {
+        Map<String, ClusterBalancer> m = new java.util.TreeMap<>();
+        for (Child c : children.values()) {
+            m.put(c.balancer.name(), c.balancer);
+        }
+        return m;
+    }
+
     /** Retires every cluster. */
     public void close() {
         closed = true;

@@ -97,6 +97,19 @@ public record SofaProvider(String protocol, String host, int port, Map<String, S
         return longParam("warmupTime");
     }
 
+    /** {@code warmupWeight}, -1 when absent or unparseable (negative = 0, as a weight). */
+    public int warmupWeight() {
+        String v = params.get("warmupWeight");
+        if (v == null || v.isBlank()) {
+            return -1;
+        }
+        try {
+            return Math.max(0, Integer.parseInt(v.trim()));
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
     /** The {@code uniqueId} parameter, or null when the URL has none (SOFARPC consumers then never match it). */
     public String uniqueId() {
         return params.get("uniqueId");

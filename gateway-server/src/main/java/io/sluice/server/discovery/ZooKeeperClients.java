@@ -6,6 +6,8 @@ import org.apache.curator.retry.ExponentialBackoffRetry;
 
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 
 /**
  * One Curator client (one ZooKeeper session, one connection) per registry address and session
@@ -19,6 +21,12 @@ final class ZooKeeperClients {
 
     private static final class Entry {
         final CuratorFramework client;
+        /** The one thread on which every source of this client handles events and publishes (not one per source). */
+        final ScheduledExecutorService executor = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "sluice-zk-discovery");
+            t.setDaemon(true);
+            return t;
+        });
         int refs;
 
         Entry(CuratorFramework client) {
@@ -29,6 +37,9 @@ final class ZooKeeperClients {
     /** A use of a shared client; {@link #release} once. */
     interface Lease {
         CuratorFramework client();
+
+        /** The thread shared by the sources of this client (shut down with the client). */
+        ScheduledExecutorService executor();
 
         void release();
     }
@@ -65,6 +76,11 @@ final class ZooKeeperClients {
             }
 
             @Override
+            public ScheduledExecutorService executor() {
+                return entry.executor;
+            }
+
+            @Override
             public void release() {
                 synchronized (ZooKeeperClients.this) {
                     if (released) {
@@ -74,6 +90,7 @@ final class ZooKeeperClients {
                     if (--entry.refs == 0) {
                         clients.remove(key);
                         entry.client.close();
+                        entry.executor.shutdownNow();
                     }
                 }
             }

@@ -20,7 +20,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -57,7 +56,8 @@ public final class ZooKeeperSofaSource implements HostSource {
     private final ConnectionStateListener stateListener = (cf, state) -> stateChanged(state);
     /** The last state reported (executor thread). */
     private ConnectionState lastState;
-    private final ScheduledExecutorService executor;
+    /** The thread of the shared client (one per ZooKeeper session, not one per source); set by start(). */
+    private volatile ScheduledExecutorService executor;
     private volatile CuratorFramework client;
     private volatile CuratorCache cache;
     private volatile Sink sink;
@@ -94,11 +94,6 @@ public final class ZooKeeperSofaSource implements HostSource {
         this.connectString = address;
         this.providersPath = service.providersPath(root);
         this.onParseFailure = onParseFailure;
-        this.executor = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "sluice-zk-discovery");
-            t.setDaemon(true);
-            return t;
-        });
     }
 
     /** The watched path, {@code {root}sofa-rpc/{interface}/providers}. */
@@ -112,6 +107,8 @@ public final class ZooKeeperSofaSource implements HostSource {
         ZooKeeperClients.Lease l = clients.acquire(connectString, (int) config.sessionTimeout().toMillis(),
                 (int) config.connectionTimeout().toMillis());
         this.lease = l;
+        ScheduledExecutorService executor = l.executor();
+        this.executor = executor;
         CuratorFramework c = l.client();
         c.getConnectionStateListenable().addListener(stateListener, executor);
         CuratorCache cc = CuratorCache.build(c, providersPath);
@@ -197,7 +194,8 @@ public final class ZooKeeperSofaSource implements HostSource {
             if (!p.matches(service, config.protocol())) {
                 continue;
             }
-            DiscoveredHost h = new DiscoveredHost(p.host(), p.port(), p.weight(), p.startTime(), "zookeeper");
+            DiscoveredHost h = new DiscoveredHost(p.host(), p.port(), p.weight(), p.startTime(), "zookeeper",
+                    p.warmupTime(), p.warmupWeight()); // the provider's own warm-up (docs/discovery.md)
             DiscoveredHost prev = byAddress.get(h.address());
             // a provider killed and restarted has two children until the old session expires: the newest wins
             if (prev == null || h.startMillis() > prev.startMillis()) {
@@ -213,7 +211,11 @@ public final class ZooKeeperSofaSource implements HostSource {
     @Override
     public void close() {
         closed = true;
-        executor.shutdownNow();
+        synchronized (this) {
+            if (pending != null) {
+                pending.cancel(false);
+            }
+        }
         CuratorCache cc = cache;
         if (cc != null) {
             cc.close();

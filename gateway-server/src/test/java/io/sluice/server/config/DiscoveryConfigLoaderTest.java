@@ -40,11 +40,16 @@ class DiscoveryConfigLoaderTest {
         assertThat(d.connectionTimeout()).isEqualTo(Duration.ofSeconds(10));
         assertThat(d.flapGrace()).isEqualTo(Duration.ofSeconds(30));
         assertThat(d.allowEmpty()).isFalse();
+        assertThat(d.initialFetchTimeout()).isEqualTo(Duration.ofSeconds(5));
 
         GatewayConfig all = load("""
                 {"type": "zookeeper", "address": "zk1:2181,zk2:2181", "service": "a.B:2.0:u1", "protocol": "bolt",
-                 "session_timeout": "20s", "connection_timeout": "5s", "allow_empty": true, "flap_grace": "1m"}""");
+                 "session_timeout": "20s", "connection_timeout": "5s", "allow_empty": true, "flap_grace": "1m",
+                 "initial_fetch_timeout": "1500ms"}""");
         DiscoveryConfig a = all.clusters().get(0).discovery();
+        assertThat(a.initialFetchTimeout()).isEqualTo(Duration.ofMillis(1500));
+        assertThat(error("""
+                {"type": "custom", "source": "x", "initial_fetch_timeout": "-1s"}""")).contains("initial_fetch_timeout");
         assertThat(a.sessionTimeout()).isEqualTo(Duration.ofSeconds(20));
         assertThat(a.flapGrace()).isEqualTo(Duration.ofMinutes(1));
         assertThat(a.allowEmpty()).isTrue();

@@ -26,6 +26,9 @@ class SofaProviderTest {
         assertThat(p.weight()).isEqualTo(100);
         assertThat(p.startTime()).isEqualTo(1795544939528L);
         assertThat(p.warmupTime()).isEqualTo(60000);
+        assertThat(p.warmupWeight()).isEqualTo(10);
+        assertThat(SofaProvider.parse("bolt://h:1?weight=5").warmupWeight()).isEqualTo(-1);
+        assertThat(SofaProvider.parse("bolt://h:1?warmupWeight=x").warmupWeight()).isEqualTo(-1);
         assertThat(p.uniqueId()).isEmpty();
         assertThat(p.matches(SofaService.parse("com.example.EchoService:1.0"), "bolt")).isTrue();
         assertThat(p.matches(SofaService.parse("com.example.EchoService:2.0"), "bolt")).isTrue(); // version is not registered

@@ -364,4 +364,126 @@ class ZooKeeperDiscoveryIT {
         String d2 = metrics(gw2).lines().filter(l -> l.startsWith("sluice_discovery_hosts_digest")).findFirst().orElseThrow();
         assertThat(d1).isEqualTo(d2);
     }
+
+    @Test
+    void aProvidersWarmupTimeAndWarmupWeightFromItsNodeDriveItsRampWithoutClusterSlowStart() throws Exception {
+        String iface = "com.example.WarmService";
+        Provider c = closing(new Provider());
+        Provider d = closing(new Provider());
+        Provider e = closing(new Provider());
+        SofaRegistrar reg = closing(new SofaRegistrar(zk.getConnectString(), 10_000));
+        Gateway gw = gateway(iface + ":1.0", null, Duration.ofSeconds(10)); // no slow_start on the cluster
+        long now = System.currentTimeMillis();
+        // C: weight 100, warmupTime 120 s, warmupWeight 40, started 30 s ago -> max(40/100, 30/120) = 0.40 -> 40
+        reg.register(iface, SofaRegistrar.url(iface, c.port(), 100, now - 30_000, "", 120_000L, 40));
+        // D: weight 200, warmupTime 600 s, no warmupWeight, started 300 s ago -> max(0.10, 0.5) = 0.5 -> 100
+        reg.register(iface, SofaRegistrar.url(iface, d.port(), 200, now - 300_000, "", 600_000L, null));
+        // E: weight 100, no warm-up keys, started 1 s ago -> no warm-up at all (the cluster has none)
+        reg.register(iface, SofaRegistrar.url(iface, e.port(), 100, now - 1_000, "", null, null));
+        await().atMost(Duration.ofSeconds(2)).pollInterval(Duration.ofMillis(20))
+                .until(() -> cluster(gw).get("hosts").size() == 3);
+        JsonNode cl = cluster(gw);
+        long wallNow = cl.get("discovery").get("wall_now_ms").asLong();
+        JsonNode hc = host(cl, c.port());
+        assertThat(hc.get("warm_up_window_ms").asLong()).isEqualTo(120_000);
+        assertThat(hc.get("warm_up_weight").asInt()).isEqualTo(40);
+        assertThat(hc.get("warm_up_factor").asDouble()).isEqualTo(0.4); // the floor: 30 s of 120 s is only 0.25
+        assertThat(hc.get("effective_weight").asDouble()).isEqualTo(40.0);
+        JsonNode hd = host(cl, d.port());
+        assertThat(hd.get("warm_up_window_ms").asLong()).isEqualTo(600_000);
+        assertThat(hd.get("warm_up_weight").asInt()).isEqualTo(-1);
+        double fd = (wallNow - (now - 300_000)) / 600_000.0;
+        assertThat(hd.get("warm_up_factor").asDouble()).isBetween(fd - 0.002, fd + 0.002);
+        assertThat(hd.get("effective_weight").asDouble()).isBetween(200 * fd - 0.5, 200 * fd + 0.5);
+        JsonNode he = host(cl, e.port());
+        assertThat(he.has("warm_up_window_ms")).isFalse();
+        assertThat(he.get("effective_weight").asDouble()).isEqualTo(100.0);
+        // the per-host gauges say the same
+        String m = metrics(gw);
+        assertThat(m).contains("sluice_upstream_host_effective_weight{cluster=\"echo\",host=\"127.0.0.1:" + c.port() + "\"} 40.0")
+                .contains("sluice_upstream_host_warmup_factor{cluster=\"echo\",host=\"127.0.0.1:" + c.port() + "\"} 0.4")
+                .contains("sluice_upstream_host_effective_weight{cluster=\"echo\",host=\"127.0.0.1:" + e.port() + "\"} 100.0");
+        // traffic follows 40 : ~100 : 100
+        Map<String, Integer> s = spread(gw, 480);
+        double total = 40 + 200 * fd + 100;
+        assertThat(s.get("from:" + c.port())).isBetween((int) (480 * 40 / total) - 3, (int) (480 * 40 / total) + 3);
+        assertThat(s.get("from:" + e.port())).isBetween((int) (480 * 100 / total) - 3, (int) (480 * 100 / total) + 3);
+    }
+
+    @Test
+    void routeByRegistryClustersAreListedByTheAdminApiWithTheirSource() throws Exception {
+        String iface = "com.example.RoutedService";
+        Provider p = closing(new Provider());
+        SofaRegistrar reg = closing(new SofaRegistrar(zk.getConnectString(), 10_000));
+        reg.register(iface, SofaRegistrar.url(iface, p.port(), 100, System.currentTimeMillis() - 600_000, "", null, null));
+        ClusterConfig template = ClusterConfig.builder().name("registry").protocol(Protocol.BOLT)
+                .discovery(DiscoveryConfig.zookeeper(zk.getConnectString(), "*").withSessionTimeout(Duration.ofSeconds(10)))
+                .connectTimeout(Duration.ofSeconds(1)).build();
+        ListenerConfig l = ListenerConfig.builder().name("bolt").protocol(Protocol.BOLT)
+                .bolt(BoltOptions.builder().defaultCluster("registry").build()).build();
+        Gateway gw = closing(GatewayFixture.start(GatewayConfig.builder().listeners(l).clusters(template)
+                .admin(new AdminConfig(true, "127.0.0.1", 0, true))
+                .transport(TransportConfig.builder().workerThreads(1).backlog(128).build())
+                .drainTimeout(Duration.ofSeconds(2)).build()));
+        // the first request for the service starts its discovery (as a Bolt request with that service header does)
+        await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(20))
+                .until(() -> gw.cluster("registry").child(iface + ":1.0") != null);
+        await().atMost(Duration.ofSeconds(2)).pollInterval(Duration.ofMillis(20))
+                .until(() -> gw.cluster("registry").child(iface + ":1.0").hosts().size() == 1);
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(
+                        URI.create("http://127.0.0.1:" + gw.adminAddress().getPort() + "/clusters"))
+                .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString());
+        JsonNode clusters = JSON.readTree(r.body()).get("clusters");
+        assertThat(clusters).hasSize(2);
+        JsonNode t = clusters.get(0);
+        assertThat(t.get("name").asText()).isEqualTo("registry");
+        assertThat(t.get("discovery").get("service").asText()).isEqualTo("*");
+        assertThat(t.get("discovery").get("routed_clusters").get(0).asText()).isEqualTo("registry/" + iface);
+        JsonNode child = clusters.get(1);
+        assertThat(child.get("name").asText()).isEqualTo("registry/" + iface);
+        assertThat(child.get("discovery").get("type").asText()).isEqualTo("zookeeper");
+        assertThat(child.get("discovery").get("source").asText()).contains("/sofa-rpc/" + iface + "/providers");
+        assertThat(child.get("discovery").get("connected").asBoolean()).isTrue();
+        JsonNode h = child.get("hosts").get(0);
+        assertThat(h.get("address").asText()).isEqualTo("127.0.0.1:" + p.port());
+        assertThat(h.get("source").asText()).isEqualTo("zookeeper");
+        assertThat(metrics(gw)).contains("sluice_discovery_hosts{cluster=\"registry/" + iface + "\"} 1.0");
+    }
+
+    @Test
+    void sourcesOnOneRegistryShareOneSessionAndOneThread() throws Exception {
+        SofaRegistrar reg = closing(new SofaRegistrar(zk.getConnectString(), 10_000));
+        long now = System.currentTimeMillis();
+        reg.register("com.example.T1", SofaRegistrar.url("com.example.T1", 20001, 100, now, "", null, null));
+        reg.register("com.example.T2", SofaRegistrar.url("com.example.T2", 20002, 100, now, "", null, null));
+        ZooKeeperClients clients = new ZooKeeperClients();
+        Map<String, Thread> publishedOn = new java.util.concurrent.ConcurrentHashMap<>();
+        List<ZooKeeperSofaSource> sources = new ArrayList<>();
+        for (String iface : List.of("com.example.T1", "com.example.T2")) {
+            ZooKeeperSofaSource src = new ZooKeeperSofaSource(DiscoveryConfig.zookeeper(zk.getConnectString(), iface + ":1.0"),
+                    () -> { }, clients);
+            sources.add(src);
+            src.start(new io.sluice.core.discovery.HostSource.Sink() {
+                @Override
+                public void hosts(List<io.sluice.core.discovery.DiscoveredHost> hosts) {
+                    if (!hosts.isEmpty()) {
+                        publishedOn.put(iface, Thread.currentThread());
+                    }
+                }
+
+                @Override
+                public void state(String state, boolean connected) {
+                }
+            });
+        }
+        try {
+            await().atMost(Duration.ofSeconds(5)).until(() -> publishedOn.size() == 2);
+            assertThat(clients.open()).isEqualTo(1);
+            assertThat(publishedOn.get("com.example.T1")).isSameAs(publishedOn.get("com.example.T2"));
+        } finally {
+            sources.forEach(ZooKeeperSofaSource::close);
+        }
+        assertThat(clients.open()).isZero();
+        await().atMost(Duration.ofSeconds(5)).until(() -> !publishedOn.get("com.example.T1").isAlive());
+    }
 }
