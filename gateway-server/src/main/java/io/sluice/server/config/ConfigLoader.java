@@ -175,7 +175,7 @@ public final class ConfigLoader {
         BoltOptions bolt = boltOptions(o.object("bolt"));
         int maxConnections = o.integer("max_connections", ListenerConfig.DEFAULT_MAX_CONNECTIONS);
         int perClient = o.integer("max_connections_per_client", ListenerConfig.DEFAULT_MAX_CONNECTIONS_PER_CLIENT);
-        TlsConfig tls = TlsConfigReader.read(o.object("tls"), protocol);
+        TlsConfig tls = TlsConfigReader.read(o.object("tls"), protocol, http.http2().enabled()); // http2: h2 in the default ALPN
         o.finish();
         return build(o.path(), () -> new ListenerConfig(name, protocol, address, port, routes, http, bolt,
                 maxConnections, perClient, tls));

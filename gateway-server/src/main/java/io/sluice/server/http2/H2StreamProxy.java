@@ -251,11 +251,13 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
             }
         }
         RouteTable table = lc.routes();
+        io.sluice.server.tls.TlsRequests tls = conn.tls();
+        java.util.function.Function<String, String> fields = name -> {
+            CharSequence v = h.get(AsciiString.of(name).toLowerCase());
+            return v == null ? null : v.toString();
+        };
         route = table.routeHttp(table.usesHost() ? ProxyHeads.hostWithoutPort(authority) : null,
-                table.usesPath() ? path : null, method, name -> {
-                    CharSequence v = h.get(AsciiString.of(name).toLowerCase());
-                    return v == null ? null : v.toString();
-                });
+                table.usesPath() ? path : null, method, tls == null ? fields : tls.headers(fields));
         if (route == null) {
             respondError(404, "no route for " + method + " " + path + " on host " + authority, RequestOutcome.NO_ROUTE);
             return;
@@ -291,6 +293,9 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
         boolean xf = options.xForwarded();
         head = H2Translation.requestHead(ctx.alloc(), method, forward, hostValue, h, chunked,
                 xf ? (conn.clientIp() == null ? "unknown" : conn.clientIp()) : null, xf && conn.trusted(options), authority);
+        if (tls != null) { // TLS: the verified identity replaces the client's field; X-Forwarded-Proto https
+            head = tls.rewrite(ctx.alloc(), head);
+        }
         host.requestStarted();
         if (grpc) {
             long t = Grpc.timeoutNanos(h.get("grpc-timeout"));
