@@ -28,6 +28,7 @@ import java.util.Set;
  * @param hashLb            RING_HASH / MAGLEV: ring and table sizes (defaults when null)
  * @param retryPolicy       retries for routes to this cluster that have no policy of their own (null = none)
  * @param circuitBreakers   concurrency limits and the retry budget (null = the defaults for the protocol)
+ * @param upstreamProtocol  http2: HTTP/1.1 (default, null) or h2c to the hosts of an HTTP cluster
  * @param discovery         where the hosts come from when not (only) listed here: a registry, DNS or an
  *                          embedder's {@code HostSource}; null = the static {@code hosts}
  */
@@ -37,7 +38,8 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
                             int panicThreshold, boolean warmUpAtBoot,
                             int leastRequestChoices, double activeRequestBias, UpstreamTlsConfig tls,
                             HashLbConfig hashLb, RetryPolicyConfig retryPolicy,
-                            CircuitBreakerConfig circuitBreakers, DiscoveryConfig discovery) {
+                            CircuitBreakerConfig circuitBreakers, DiscoveryConfig discovery,
+                            UpstreamProtocol upstreamProtocol) { // http2: upstreamProtocol
 
     public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(3);
     public static final Duration DEFAULT_RESPONSE_TIMEOUT = Duration.ofSeconds(15);
@@ -67,6 +69,24 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
             throw new ConfigException("active_request_bias", activeRequestBias, "a finite number >= 0");
         }
         circuitBreakers = circuitBreakers == null ? CircuitBreakerConfig.defaults(protocol) : circuitBreakers;
+        // http2: what the hosts speak; h2c only for HTTP clusters
+        upstreamProtocol = upstreamProtocol == null ? UpstreamProtocol.HTTP1 : upstreamProtocol;
+        if (upstreamProtocol != UpstreamProtocol.HTTP1 && (protocol != Protocol.HTTP || tls != null)) {
+            throw new ConfigException("upstream_protocol", upstreamProtocol.jsonName(),
+                    "\"http1\" on a " + (tls != null ? "TLS" : "Bolt") + " cluster (h2c is HTTP/2 in clear text to HTTP hosts)");
+        }
+    }
+
+    /** http2: as the canonical constructor, HTTP/1.1 to the hosts. */
+    public ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<HostConfig> hosts,
+                         Duration connectTimeout, Duration responseTimeout, PoolConfig pool,
+                         HealthCheckConfig healthCheck, SlowStartConfig slowStart, OutlierConfig outlier,
+                         int panicThreshold, boolean warmUpAtBoot, int leastRequestChoices, double activeRequestBias,
+                         UpstreamTlsConfig tls, HashLbConfig hashLb, RetryPolicyConfig retryPolicy,
+                         CircuitBreakerConfig circuitBreakers, DiscoveryConfig discovery) {
+        this(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck, slowStart, outlier,
+                panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias, tls, hashLb, retryPolicy,
+                circuitBreakers, discovery, null);
     }
 
     /** Static hosts, cleartext, default hash sizes, no retry policy, the default circuit breakers. */
@@ -161,6 +181,7 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         b.retryPolicy = retryPolicy;
         b.circuitBreakers = circuitBreakers;
         b.discovery = discovery;
+        b.upstreamProtocol = upstreamProtocol; // http2
         return b;
     }
 
@@ -190,6 +211,7 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         private RetryPolicyConfig retryPolicy;
         private CircuitBreakerConfig circuitBreakers;
         private DiscoveryConfig discovery;
+        private UpstreamProtocol upstreamProtocol; // http2
 
         private Builder() {
         }
@@ -291,6 +313,12 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
             return this;
         }
 
+        /** http2: what the hosts speak (HTTP/1.1 by default). */
+        public Builder upstreamProtocol(UpstreamProtocol upstreamProtocol) {
+            this.upstreamProtocol = upstreamProtocol;
+            return this;
+        }
+
         /** The hosts, given one by one. */
         public Builder hosts(HostConfig... hosts) {
             this.hosts = List.of(hosts);
@@ -298,7 +326,7 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         }
 
         public ClusterConfig build() {
-            return new ClusterConfig(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck, slowStart, outlier, panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias, tls, hashLb, retryPolicy, circuitBreakers, discovery);
+            return new ClusterConfig(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck, slowStart, outlier, panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias, tls, hashLb, retryPolicy, circuitBreakers, discovery, upstreamProtocol);
         }
     }
 }

@@ -375,9 +375,14 @@ public final class ConfigLoader {
         RetryPolicyConfig retry = PolicyJson.retryPolicy(o.object("retry_policy")); // resilience
         CircuitBreakerConfig breakers = PolicyJson.circuitBreakers(o.object("circuit_breakers"), protocol);
         DiscoveryConfig discovery = discovery(o.object("discovery"));
+        String up = o.string("upstream_protocol", "http1"); // http2: h2c upstreams
+        io.sluice.core.config.UpstreamProtocol upstream = io.sluice.core.config.UpstreamProtocol.of(up);
+        if (upstream == null) {
+            throw new ConfigException(o.at("upstream_protocol"), up, "\"http1\" or \"h2c\"");
+        }
         o.finish();
         return build(o.path(), () -> new ClusterConfig(name, protocol, lb, hosts, connect, response, pool, hc, ss, outlier,
-                panic, warm, choices, bias, tls, hashLb, retry, breakers, discovery));
+                panic, warm, choices, bias, tls, hashLb, retry, breakers, discovery, upstream));
     }
 
     /** {@code "discovery": {"type": "zookeeper", "address": ..., "service": ...}} (docs/discovery.md). */

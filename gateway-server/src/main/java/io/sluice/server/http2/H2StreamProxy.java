@@ -106,6 +106,8 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
     private long unwritableSince;
     /** While the request body is incomplete: when its last DATA arrived (or reads resumed); 0 = not waiting. */
     private long lastBodyAt;
+    /** http2: the stream goes to an h2c upstream frame by frame ({@link H2Forward}); null = HTTP/1.1 upstream. */
+    private H2Forward h2Upstream;
 
     H2StreamProxy(H2Connection conn) {
         this.conn = conn;
@@ -124,6 +126,10 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (h2Upstream != null) { // http2: h2c upstream
+            h2Upstream.fromClient(msg);
+            return;
+        }
         if (msg instanceof Http2HeadersFrame f) {
             if (state == State.AWAIT_HEADERS) {
                 onRequestHeaders(f.headers(), f.isEndStream());
@@ -141,6 +147,9 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
 
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
+        if (h2Upstream != null) {
+            h2Upstream.clientReadComplete();
+        }
         if (upstream != null) {
             upstream.flush();
         }
@@ -150,6 +159,9 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
         boolean writable = ctx.channel().isWritable();
+        if (h2Upstream != null) {
+            h2Upstream.clientWritable(writable);
+        }
         if (upstream != null) {
             upstream.config().setAutoRead(writable);
         }
@@ -167,6 +179,9 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
         timer.cancel();
+        if (h2Upstream != null) {
+            h2Upstream.clientGone();
+        }
         releaseQueue();
         if (state != State.DONE && started) {
             state = State.DONE;
@@ -289,6 +304,14 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
             forward = route.rewrite(forward);
         }
         String hostValue = !options.preserveHost() ? host.address() : authority;
+        if (cluster.config().upstreamProtocol() == io.sluice.core.config.UpstreamProtocol.H2C) { // http2: h2c upstream
+            host.requestStarted();
+            state = State.PROXYING;
+            requestComplete = endStream;
+            h2Upstream = new H2Forward(this, ctx);
+            h2Upstream.start(conn.pool.template(), host, cluster.config(), h, endStream, forward, hostValue);
+            return;
+        }
         chunked = !endStream && contentLength < 0;
         boolean xf = options.xForwarded();
         head = H2Translation.requestHead(ctx.alloc(), method, forward, hostValue, h, chunked,
@@ -730,6 +753,22 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
         finish(outcome, status);
         ctx.writeAndFlush(new DefaultHttp2ResetFrame(outcome == RequestOutcome.UPSTREAM_TIMEOUT
                 ? Http2Error.CANCEL : Http2Error.INTERNAL_ERROR), ctx.voidPromise());
+    }
+
+    /** http2: the forwarded stream ended (response complete, reset, client gone). */
+    void forwardEnded(RequestOutcome outcome, int code, long bytes) {
+        state = State.DONE;
+        bytesOut = bytes;
+        finish(outcome, code);
+    }
+
+    /** http2: no response came from the h2c upstream: the gateway's own error (gRPC: UNAVAILABLE). */
+    void forwardFailed(RequestOutcome outcome) {
+        if (state == State.DONE) {
+            return;
+        }
+        respondError(502, (outcome == RequestOutcome.CONNECT_FAILURE ? "cannot connect to " : "reset by ")
+                + host.address() + " of cluster " + cluster.name(), outcome);
     }
 
     private void finish(RequestOutcome outcome, int code) {
