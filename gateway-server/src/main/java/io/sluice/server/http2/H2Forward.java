@@ -120,6 +120,22 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
         }
     }
 
+    /** The gateway gave up on the call (its deadline): the upstream stream is reset; the proxy answers the client. */
+    void cancel() {
+        if (done) {
+            return;
+        }
+        done = true;
+        releasePending();
+        if (upstream != null && upstream.isActive()) {
+            upstream.writeAndFlush(new DefaultHttp2ResetFrame(Http2Error.CANCEL)).addListener(f -> upstream.close());
+        }
+    }
+
+    boolean responseStarted() {
+        return responseStarted;
+    }
+
     /** The client reset or closed its stream: the upstream stream is reset (RST_STREAM CANCEL). */
     void clientGone() {
         if (done) {

@@ -309,6 +309,13 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
             state = State.PROXYING;
             requestComplete = endStream;
             h2Upstream = new H2Forward(this, ctx);
+            if (grpc) { // the gateway's deadline too: grpc-timeout capped by the route timeout
+                long t = Grpc.timeoutNanos(h.get("grpc-timeout"));
+                if (t >= 0) {
+                    callDeadline = start + Math.min(t, route.timeoutNanos());
+                    timer.arm(callDeadline);
+                }
+            }
             h2Upstream.start(conn.pool.template(), host, cluster.config(), h, endStream, forward, hostValue);
             return;
         }
@@ -521,6 +528,9 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
     }
 
     private void abortUpstream(Outcome outcome) {
+        if (h2Upstream != null) { // http2: the h2c upstream stream is reset (CANCEL)
+            h2Upstream.cancel();
+        }
         if (upstream != null) {
             detachUpstream().close();
         }
@@ -679,7 +689,7 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
         if (callDeadline != 0) {
             if (now - callDeadline >= 0) {
                 abortUpstream(host != null && state == State.PROXYING ? Outcome.TIMEOUT : null);
-                if (responseStarted) {
+                if (responseStarted || (h2Upstream != null && h2Upstream.responseStarted())) {
                     resetStream(RequestOutcome.UPSTREAM_TIMEOUT);
                 } else {
                     respondError(504, "deadline (grpc-timeout) exceeded", RequestOutcome.UPSTREAM_TIMEOUT);
