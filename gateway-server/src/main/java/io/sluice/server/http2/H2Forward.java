@@ -29,6 +29,7 @@ import java.util.Map;
  * stream channels return window as they read). Owned by the {@link H2StreamProxy} that routed the
  * stream; everything runs on the connection's event loop.
  */
+@io.netty.channel.ChannelHandler.Sharable // on the retried stream too; only the current upstream stream counts
 final class H2Forward extends ChannelInboundHandlerAdapter {
 
     private final H2StreamProxy proxy;
@@ -39,6 +40,14 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
     private boolean responseStarted;
     private int status;
     private long bytesOut;
+    /** What was sent upstream, kept until the response starts so a REFUSED_STREAM can be retried once; null = not kept. */
+    private ArrayDeque<Object> replay = new ArrayDeque<>(2);
+    private long replayBytes;
+    private boolean retried;
+    private io.netty.bootstrap.Bootstrap template;
+    private Host host;
+    private ClusterConfig cluster;
+    private static final long MAX_REPLAY = 64 * 1024;
 
     H2Forward(H2StreamProxy proxy, ChannelHandlerContext client) {
         this.proxy = proxy;
@@ -55,6 +64,9 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
         h.path(path);
         h.authority(authority);
         pending.add(new DefaultHttp2HeadersFrame(h, endStream));
+        this.template = template;
+        this.host = host;
+        this.cluster = cluster;
         H2UpstreamPool.current().open(template, host, cluster, this, this::attached);
     }
 
@@ -74,7 +86,7 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
         upstream = s;
         Object m;
         while ((m = pending.poll()) != null) {
-            s.write(m, s.voidPromise());
+            send(m);
         }
         s.flush();
         s.config().setAutoRead(client.channel().isWritable());
@@ -104,7 +116,7 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
             pending.add(out);
             client.channel().config().setAutoRead(false); // until the upstream stream exists
         } else {
-            upstream.write(out, upstream.voidPromise());
+            send(out);
         }
     }
 
@@ -153,7 +165,7 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        if (done) {
+        if (done || ctx.channel() != upstream) {
             ReferenceCountUtil.release(msg);
             return;
         }
@@ -164,6 +176,7 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
                     return; // interim responses are not relayed
                 }
                 responseStarted = true;
+                dropReplay();
                 status = s == null ? 0 : parse(s);
             }
             client.write(new DefaultHttp2HeadersFrame(f.headers(), f.isEndStream()), client.voidPromise());
@@ -178,6 +191,9 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
                 complete();
             }
         } else if (msg instanceof Http2ResetFrame r) {
+            if (r.errorCode() == Http2Error.REFUSED_STREAM.code() && ctx.channel() == upstream && retry()) {
+                return;
+            }
             upstreamReset(r.errorCode());
         } else {
             ReferenceCountUtil.release(msg);
@@ -191,14 +207,14 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
-        if (!done) {
+        if (!done && ctx.channel() == upstream) {
             client.channel().config().setAutoRead(ctx.channel().isWritable());
         }
     }
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
-        if (!done) { // closed without an end: the connection failed or GOAWAY left this stream out
+        if (!done && ctx.channel() == upstream) { // closed without an end: the connection failed or GOAWAY left this stream out
             upstreamReset(Http2Error.REFUSED_STREAM.code());
         }
     }
@@ -206,6 +222,54 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         ctx.close();
+    }
+
+    /** Writes {@code m} upstream, keeping a copy for a retry while the response has not started. */
+    private void send(Object m) {
+        if (replay != null) {
+            long n = m instanceof Http2DataFrame d ? d.content().readableBytes() : 0;
+            if (replayBytes + n > MAX_REPLAY) {
+                dropReplay();
+            } else {
+                replayBytes += n;
+                replay.add(m instanceof Http2DataFrame d
+                        ? new DefaultHttp2DataFrame(d.content().retainedDuplicate(), d.isEndStream(), d.padding())
+                        : m);
+            }
+        }
+        upstream.write(m, upstream.voidPromise());
+    }
+
+    private void dropReplay() {
+        if (replay != null) {
+            Object m;
+            while ((m = replay.poll()) != null) {
+                ReferenceCountUtil.release(m);
+            }
+            replay = null;
+        }
+    }
+
+    /** RST_STREAM REFUSED_STREAM before any response: the server did not process it (RFC 9113 §8.7): once more on another stream. */
+    private boolean retry() {
+        if (retried || replay == null || responseStarted || done) {
+            return false;
+        }
+        retried = true;
+        ArrayDeque<Object> again = new ArrayDeque<>(replay.size());
+        Object m;
+        while ((m = replay.poll()) != null) {
+            again.add(m instanceof Http2HeadersFrame f ? new DefaultHttp2HeadersFrame(f.headers(), f.isEndStream()) : m);
+        }
+        replayBytes = 0;
+        again.addAll(pending);
+        pending.clear();
+        pending.addAll(again);
+        Http2StreamChannel old = upstream;
+        upstream = null;
+        old.close();
+        H2UpstreamPool.current().open(template, host, cluster, this, this::attached);
+        return true;
     }
 
     private void upstreamReset(long code) {
@@ -230,6 +294,7 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
     }
 
     private void releasePending() {
+        dropReplay();
         Object m;
         while ((m = pending.poll()) != null) {
             ReferenceCountUtil.release(m);
