@@ -8,7 +8,8 @@
 # (1 worker) serves /1k (1 KiB, also to POST) over HTTP/1.1 on 127.0.0.1:18080 and over h2c (prior
 # knowledge) on 127.0.0.1:18090. Targets and their hops:
 #   direct        h2load -> backend h2c (18090)                          the ceiling
-#   gateway       h2c front (29080) -> HTTP/1.1 keep-alive pool -> 18080  (the gateway has no h2 upstream yet)
+#   gateway       h2c front (29080) -> HTTP/1.1 keep-alive pool -> 18080
+#   gateway-h2c   h2c front (29081) -> h2c upstream (upstream_protocol h2c) -> 18090  (h2c both sides, as haproxy)
 #   haproxy       h2c front (28081, bind proto h2) -> h2c backend 18090    (h2c both sides)
 #   haproxy-h1    h2c front (28082) -> HTTP/1.1 backend 18080              (the gateway's layout)
 #   nginx         h2c front (28080, listen http2) -> HTTP/1.1 keep-alive 18080 (nginx 1.22 has no h2 upstream
@@ -21,10 +22,10 @@
 #
 # Writes OUT/runs.tsv, OUT/raw/*.txt, OUT/meta.txt. Needs the gateway jar
 # (./mvnw -B -q -pl gateway-server -am package -DskipTests), h2load (nghttp2-client), nginx, haproxy.
-# Ports: 18080/18090 (backend), 29080 (gateway), 29901 (its admin), 28080 (nginx), 28081/28082 (HAProxy).
+# Ports: 18080/18090 (backend), 29080 (gateway), 29901 (its admin), 29081/29902 (gateway-h2c), 28080 (nginx), 28081/28082 (HAProxy).
 # Everything binds 127.0.0.1, is bounded in time, and is stopped by PID on exit.
 # usage: h2-peers.sh [--out DIR] [--reps N] [-D SECS] [--warm SECS] [--scenarios "c5m100 c64m10"]
-#                    [--targets "direct gateway haproxy haproxy-h1 nginx"] [--gateway-jar JAR] [--quick]
+#                    [--targets "direct gateway gateway-h2c haproxy haproxy-h1 nginx"] [--gateway-jar JAR] [--quick]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
@@ -34,7 +35,7 @@ REPS=3
 D=10
 WARM=10
 SCENARIOS="c5m100 c64m10"
-TARGETS="direct gateway haproxy haproxy-h1 nginx"
+TARGETS="direct gateway gateway-h2c haproxy haproxy-h1 nginx"
 GW_JAVA_OPTS=${GW_JAVA_OPTS:-"-XX:ActiveProcessorCount=1 -Xms256m -Xmx256m -XX:+UseParallelGC"}
 while [ $# -gt 0 ]; do
   case $1 in
@@ -65,10 +66,10 @@ declare -A PID_OF=()
 command -v h2load >/dev/null || { echo "h2load is needed (apt-get install -y nghttp2-client)" >&2; exit 1; }
 command -v nginx >/dev/null || { echo "nginx is needed for the backend (apt-get install -y nginx-light)" >&2; exit 1; }
 command -v haproxy >/dev/null || { log "haproxy not available: HAProxy left out"; TARGETS=${TARGETS//haproxy-h1/}; TARGETS=${TARGETS//haproxy/}; }
-if [[ " $TARGETS " == *" gateway "* ]] && [ ! -f "$GW_JAR" ]; then
+if [[ " $TARGETS " == *" gateway"* ]] && [ ! -f "$GW_JAR" ]; then
   echo "build first: ./mvnw -B -q -pl gateway-server -am package -DskipTests" >&2; exit 1
 fi
-for p in 18080 18090 29080 29901 28080 28081 28082; do port_busy $p && { echo "port $p in use" >&2; exit 1; }; done
+for p in 18080 18090 29080 29901 29081 29902 28080 28081 28082; do port_busy $p && { echo "port $p in use" >&2; exit 1; }; done
 trap cleanup EXIT
 stop() { local p=${PID_OF[$1]:-}; [ -n "$p" ] || return 0; kill -TERM -- "-$p" 2>/dev/null || true
          for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done; kill -KILL -- "-$p" 2>/dev/null || true; unset "PID_OF[$1]"; }
@@ -103,6 +104,15 @@ cat >"$RUN/gw.json" <<EOF
                    "http": { "x_forwarded": false, "http2": { "max_concurrent_streams": 128 } } } ],
   "clusters": [ { "name": "backend", "hosts": ["127.0.0.1:18080"] } ],
   "admin": { "enabled": true, "port": 29901 },
+  "transport": { "worker_threads": 1 }
+}
+EOF
+cat >"$RUN/gw-h2c.json" <<EOF
+{
+  "listeners": [ { "name": "bench", "address": "127.0.0.1", "port": 29081, "routes": [{ "cluster": "backend" }],
+                   "http": { "x_forwarded": false, "http2": { "max_concurrent_streams": 128 } } } ],
+  "clusters": [ { "name": "backend", "upstream_protocol": "h2c", "hosts": ["127.0.0.1:18090"] } ],
+  "admin": { "enabled": true, "port": 29902 },
   "transport": { "worker_threads": 1 }
 }
 EOF
@@ -147,13 +157,14 @@ EOF
 }
 haproxy_config haproxy 28081 "server s0 127.0.0.1:18090 proto h2"
 haproxy_config haproxy-h1 28082 "server s0 127.0.0.1:18080"
-port_of() { case $1 in direct) echo 18090;; gateway) echo 29080;; nginx) echo 28080;; haproxy) echo 28081;; haproxy-h1) echo 28082;; esac; }
+port_of() { case $1 in direct) echo 18090;; gateway) echo 29080;; gateway-h2c) echo 29081;; nginx) echo 28080;; haproxy) echo 28081;; haproxy-h1) echo 28082;; esac; }
 
 start_targets() {
   local t
   for t in $TARGETS; do
     case $t in
       gateway) start gateway 0 java $GW_JAVA_OPTS -jar "$GW_JAR" -c "$RUN/gw.json";;
+      gateway-h2c) start gateway-h2c 0 java $GW_JAVA_OPTS -jar "$GW_JAR" -c "$RUN/gw-h2c.json";;
       nginx) start nginx 0 nginx -c "$RUN/nginx.conf" -p "$RUN";;
       haproxy|haproxy-h1) start "$t" 0 haproxy -db -f "$RUN/$t.cfg";;
     esac

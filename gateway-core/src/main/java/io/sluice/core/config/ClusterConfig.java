@@ -28,6 +28,7 @@ import java.util.Set;
  * @param hashLb            RING_HASH / MAGLEV: ring and table sizes (defaults when null)
  * @param retryPolicy       retries for routes to this cluster that have no policy of their own (null = none)
  * @param circuitBreakers   concurrency limits and the retry budget (null = the defaults for the protocol)
+ * @param upstreamProtocol  http2: HTTP/1.1 (default, null) or h2c to the hosts of an HTTP cluster
  * @param discovery         where the hosts come from when not (only) listed here: a registry, DNS or an
  *                          embedder's {@code HostSource}; null = the static {@code hosts}
  * @param headers           HTTP header rules of the cluster, applied before the route's (null = none)
@@ -39,7 +40,8 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
                             int leastRequestChoices, double activeRequestBias, UpstreamTlsConfig tls,
                             HashLbConfig hashLb, RetryPolicyConfig retryPolicy,
                             CircuitBreakerConfig circuitBreakers, DiscoveryConfig discovery,
-                            ClusterHeaders headers) {
+                            ClusterHeaders headers,
+                            UpstreamProtocol upstreamProtocol) { // http2: upstreamProtocol
 
     /**
      * HTTP header rules of a cluster, applied before those of the route that sent the request here.
@@ -78,6 +80,24 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
             throw new ConfigException("active_request_bias", activeRequestBias, "a finite number >= 0");
         }
         circuitBreakers = circuitBreakers == null ? CircuitBreakerConfig.defaults(protocol) : circuitBreakers;
+        // http2: what the hosts speak; h2c only for HTTP clusters
+        upstreamProtocol = upstreamProtocol == null ? UpstreamProtocol.HTTP1 : upstreamProtocol;
+        if (upstreamProtocol != UpstreamProtocol.HTTP1 && (protocol != Protocol.HTTP || tls != null)) {
+            throw new ConfigException("upstream_protocol", upstreamProtocol.jsonName(),
+                    "\"http1\" on a " + (tls != null ? "TLS" : "Bolt") + " cluster (h2c is HTTP/2 in clear text to HTTP hosts)");
+        }
+    }
+
+    /** As the canonical constructor, without header rules, HTTP/1.1 to the hosts. */
+    public ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<HostConfig> hosts,
+                         Duration connectTimeout, Duration responseTimeout, PoolConfig pool,
+                         HealthCheckConfig healthCheck, SlowStartConfig slowStart, OutlierConfig outlier,
+                         int panicThreshold, boolean warmUpAtBoot, int leastRequestChoices, double activeRequestBias,
+                         UpstreamTlsConfig tls, HashLbConfig hashLb, RetryPolicyConfig retryPolicy,
+                         CircuitBreakerConfig circuitBreakers, DiscoveryConfig discovery) {
+        this(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck, slowStart, outlier,
+                panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias, tls, hashLb, retryPolicy,
+                circuitBreakers, discovery, null, null);
     }
 
     /** Static hosts, cleartext, default hash sizes, no retry policy, the default circuit breakers, no header rules. */
@@ -86,7 +106,7 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
                          HealthCheckConfig healthCheck, SlowStartConfig slowStart, OutlierConfig outlier,
                          int panicThreshold, boolean warmUpAtBoot, int leastRequestChoices, double activeRequestBias) {
         this(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck, slowStart, outlier,
-                panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias, null, null, null, null, null, null);
+                panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias, null, null, null, null, null, null, null);
     }
 
     /** The same cluster with TLS to its hosts ({@code null}: cleartext). */
@@ -173,6 +193,7 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         b.circuitBreakers = circuitBreakers;
         b.discovery = discovery;
         b.headers = headers;
+        b.upstreamProtocol = upstreamProtocol; // http2
         return b;
     }
 
@@ -203,6 +224,7 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         private CircuitBreakerConfig circuitBreakers;
         private DiscoveryConfig discovery;
         private ClusterHeaders headers;
+        private UpstreamProtocol upstreamProtocol; // http2
 
         private Builder() {
         }
@@ -310,6 +332,12 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
             return this;
         }
 
+        /** http2: what the hosts speak (HTTP/1.1 by default). */
+        public Builder upstreamProtocol(UpstreamProtocol upstreamProtocol) {
+            this.upstreamProtocol = upstreamProtocol;
+            return this;
+        }
+
         /** The hosts, given one by one. */
         public Builder hosts(HostConfig... hosts) {
             this.hosts = List.of(hosts);
@@ -317,7 +345,7 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         }
 
         public ClusterConfig build() {
-            return new ClusterConfig(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck, slowStart, outlier, panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias, tls, hashLb, retryPolicy, circuitBreakers, discovery, headers);
+            return new ClusterConfig(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck, slowStart, outlier, panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias, tls, hashLb, retryPolicy, circuitBreakers, discovery, headers, upstreamProtocol);
         }
     }
 }

@@ -206,6 +206,9 @@ public final class ConfigJson {
         o.put("panic_threshold", c.panicThreshold()).put("warm_up_at_boot", c.warmUpAtBoot())
                 .put("least_request_choices", c.leastRequestChoices()).put("active_request_bias", c.activeRequestBias());
         TrafficJson.render(o, c.hashLb()); // ring_hash, maglev
+        if (c.upstreamProtocol() != io.sluice.core.config.UpstreamProtocol.HTTP1) { // http2
+            o.put("upstream_protocol", c.upstreamProtocol().jsonName());
+        }
         PolicyJson.render(o, c.retryPolicy()); // resilience
         PolicyJson.render(o, c.circuitBreakers());
         DiscoveryConfig dc = c.discovery();

@@ -178,7 +178,7 @@ public final class ConfigLoader {
         BoltOptions bolt = boltOptions(o.object("bolt"));
         int maxConnections = o.integer("max_connections", ListenerConfig.DEFAULT_MAX_CONNECTIONS);
         int perClient = o.integer("max_connections_per_client", ListenerConfig.DEFAULT_MAX_CONNECTIONS_PER_CLIENT);
-        TlsConfig tls = TlsConfigReader.read(o.object("tls"), protocol);
+        TlsConfig tls = TlsConfigReader.read(o.object("tls"), protocol, http.http2().enabled()); // http2: h2 in the default ALPN
         o.finish();
         return build(o.path(), () -> new ListenerConfig(name, protocol, address, port, routes, http, bolt,
                 maxConnections, perClient, tls));
@@ -381,9 +381,14 @@ public final class ConfigLoader {
         CircuitBreakerConfig breakers = PolicyJson.circuitBreakers(o.object("circuit_breakers"), protocol);
         DiscoveryConfig discovery = discovery(o.object("discovery"));
         ClusterConfig.ClusterHeaders headers = RouteRulesJson.clusterHeaders(o); // route rules: the cluster's header rules
+        String up = o.string("upstream_protocol", "http1"); // http2: h2c upstreams
+        io.sluice.core.config.UpstreamProtocol upstream = io.sluice.core.config.UpstreamProtocol.of(up);
+        if (upstream == null) {
+            throw new ConfigException(o.at("upstream_protocol"), up, "\"http1\" or \"h2c\"");
+        }
         o.finish();
         return build(o.path(), () -> new ClusterConfig(name, protocol, lb, hosts, connect, response, pool, hc, ss, outlier,
-                panic, warm, choices, bias, tls, hashLb, retry, breakers, discovery, headers));
+                panic, warm, choices, bias, tls, hashLb, retry, breakers, discovery, headers, upstream));
     }
 
     /** {@code "discovery": {"type": "zookeeper", "address": ..., "service": ...}} (docs/discovery.md). */

@@ -385,7 +385,7 @@ final class MosnFormat {
         double b = bias;
         // MOSN warms up every host present at boot (warm_up_at_boot); say so explicitly in the MOSN format
         return build(o.path(), () -> new ClusterConfig(name, Protocol.HTTP, lb, hosts, connect, null, pool, hc, ss, null,
-                ClusterConfig.DEFAULT_PANIC_THRESHOLD, ss != null, ch, b, tls, null, null, breakers, null, null));
+                ClusterConfig.DEFAULT_PANIC_THRESHOLD, ss != null, ch, b, tls, null, null, breakers, null, null, null));
     }
 
     /** A cluster's own tls_context, or the cluster_manager's with "cluster_manager_tls": true (not both). */

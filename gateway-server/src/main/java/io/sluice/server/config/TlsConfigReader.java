@@ -16,13 +16,18 @@ final class TlsConfigReader {
 
     /** Null when the block is absent (cleartext). */
     static TlsConfig read(JsonObject o, Protocol protocol) {
+        return read(o, protocol, false);
+    }
+
+    /** As {@link #read(JsonObject, Protocol)}; {@code http2}: the listener accepts HTTP/2, so ALPN offers {@code h2} first by default. */
+    static TlsConfig read(JsonObject o, Protocol protocol, boolean http2) {
         if (o == null) {
             return null;
         }
         List<CertificateConfig> certs = o.array("certificates", (n, p) -> certificate(JsonObject.of(n, p)));
         List<String> protocols = o.has("protocols") ? o.strings("protocols") : null;
         List<String> ciphers = o.strings("cipher_suites");
-        List<String> alpn = o.has("alpn") ? o.strings("alpn") : defaultAlpn(protocol);
+        List<String> alpn = o.has("alpn") ? o.strings("alpn") : defaultAlpn(protocol, http2);
         TlsConfig.ClientAuth clientAuth = clientAuth(o);
         String clientCa = o.string("client_ca", null);
         Duration handshake = o.duration("handshake_timeout", null);
@@ -88,7 +93,16 @@ final class TlsConfigReader {
 
     /** ALPN advertised when the config leaves it out: http/1.1 where HTTP is spoken, nothing on Bolt listeners. */
     static List<String> defaultAlpn(Protocol protocol) {
-        return protocol == Protocol.BOLT ? List.of() : List.of(TlsConfig.ALPN_HTTP_1_1);
+        return defaultAlpn(protocol, false);
+    }
+
+    /** As {@link #defaultAlpn(Protocol)}, with {@code h2} first when the listener accepts HTTP/2 (docs/http2.md). */
+    static List<String> defaultAlpn(Protocol protocol, boolean http2) {
+        if (protocol == Protocol.BOLT) {
+            return List.of();
+        }
+        return http2 ? List.of(io.sluice.server.http2.H2cPrefaceSniffer.ALPN_H2, TlsConfig.ALPN_HTTP_1_1)
+                : List.of(TlsConfig.ALPN_HTTP_1_1);
     }
 
     private static TlsConfig.ClientAuth clientAuth(JsonObject o) {

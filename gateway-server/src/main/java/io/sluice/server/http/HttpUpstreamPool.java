@@ -76,7 +76,7 @@ public final class HttpUpstreamPool {
     }
 
     /** The connection template of this loop (mirrors open their own connections from it). */
-    Bootstrap template() {
+    public Bootstrap template() { // http2: h2c upstream connections start from it
         return bootstrap;
     }
 

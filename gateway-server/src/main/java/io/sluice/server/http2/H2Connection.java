@@ -40,6 +40,8 @@ final class H2Connection extends ChannelInboundHandlerAdapter {
     private boolean unwritable;
     private long hardCloseAt;
     private long unwritableSince;
+    private io.sluice.server.tls.TlsRequests tls;
+    private boolean tlsKnown;
 
     H2Connection(HttpListenerContext lc) {
         this.lc = lc;
@@ -69,6 +71,15 @@ final class H2Connection extends ChannelInboundHandlerAdapter {
 
     String clientIp() {
         return clientIp;
+    }
+
+    /** The connection's TLS request rules (identity header, X-Forwarded-Proto https), null in clear text. */
+    io.sluice.server.tls.TlsRequests tls() {
+        if (!tlsKnown) { // after the handshake: HTTP/2 starts only once TLS carries bytes
+            tls = io.sluice.server.tls.TlsRequests.of(ctx.channel());
+            tlsKnown = true;
+        }
+        return tls;
     }
 
     boolean trusted(HttpOptions o) {

@@ -108,6 +108,8 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
     private long unwritableSince;
     /** While the request body is incomplete: when its last DATA arrived (or reads resumed); 0 = not waiting. */
     private long lastBodyAt;
+    /** http2: the stream goes to an h2c upstream frame by frame ({@link H2Forward}); null = HTTP/1.1 upstream. */
+    private H2Forward h2Upstream;
 
     H2StreamProxy(H2Connection conn) {
         this.conn = conn;
@@ -126,6 +128,10 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (h2Upstream != null) { // http2: h2c upstream
+            h2Upstream.fromClient(msg);
+            return;
+        }
         if (msg instanceof Http2HeadersFrame f) {
             if (state == State.AWAIT_HEADERS) {
                 onRequestHeaders(f.headers(), f.isEndStream());
@@ -143,6 +149,9 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
 
     @Override
     public void channelReadComplete(ChannelHandlerContext ctx) {
+        if (h2Upstream != null) {
+            h2Upstream.clientReadComplete();
+        }
         if (upstream != null) {
             upstream.flush();
         }
@@ -152,6 +161,9 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
     @Override
     public void channelWritabilityChanged(ChannelHandlerContext ctx) {
         boolean writable = ctx.channel().isWritable();
+        if (h2Upstream != null) {
+            h2Upstream.clientWritable(writable);
+        }
         if (upstream != null) {
             upstream.config().setAutoRead(writable);
         }
@@ -169,6 +181,9 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
         timer.cancel();
+        if (h2Upstream != null) {
+            h2Upstream.clientGone();
+        }
         releaseQueue();
         if (state != State.DONE && started) {
             state = State.DONE;
@@ -253,11 +268,13 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
             }
         }
         RouteTable table = lc.routes();
+        io.sluice.server.tls.TlsRequests tls = conn.tls();
+        java.util.function.Function<String, String> fields = name -> {
+            CharSequence v = h.get(AsciiString.of(name).toLowerCase());
+            return v == null ? null : v.toString();
+        };
         route = table.routeHttp(table.usesHost() ? ProxyHeads.hostWithoutPort(authority) : null,
-                table.usesPath() ? path : null, method, name -> {
-                    CharSequence v = h.get(AsciiString.of(name).toLowerCase());
-                    return v == null ? null : v.toString();
-                });
+                table.usesPath() ? path : null, method, tls == null ? fields : tls.headers(fields));
         if (route == null) {
             respondError(404, "no route for " + method + " " + path + " on host " + authority, RequestOutcome.NO_ROUTE);
             return;
@@ -293,10 +310,28 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
             forward = route.rewrite(forward);
         }
         String hostValue = !options.preserveHost() ? host.address() : authority;
+        if (cluster.config().upstreamProtocol() == io.sluice.core.config.UpstreamProtocol.H2C) { // http2: h2c upstream
+            host.requestStarted();
+            state = State.PROXYING;
+            requestComplete = endStream;
+            h2Upstream = new H2Forward(this, ctx);
+            if (grpc) { // the gateway's deadline too: grpc-timeout capped by the route timeout
+                long t = Grpc.timeoutNanos(h.get("grpc-timeout"));
+                if (t >= 0) {
+                    callDeadline = start + Math.min(t, route.timeoutNanos());
+                    timer.arm(callDeadline);
+                }
+            }
+            h2Upstream.start(conn.pool.template(), host, cluster.config(), h, endStream, forward, hostValue);
+            return;
+        }
         chunked = !endStream && contentLength < 0;
         boolean xf = options.xForwarded();
         head = H2Translation.requestHead(ctx.alloc(), method, forward, hostValue, h, chunked,
                 xf ? (conn.clientIp() == null ? "unknown" : conn.clientIp()) : null, xf && conn.trusted(options), authority);
+        if (tls != null) { // TLS: the verified identity replaces the client's field; X-Forwarded-Proto https
+            head = tls.rewrite(ctx.alloc(), head);
+        }
         host.requestStarted();
         if (grpc) {
             long t = Grpc.timeoutNanos(h.get("grpc-timeout"));
@@ -499,6 +534,9 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
     }
 
     private void abortUpstream(Outcome outcome) {
+        if (h2Upstream != null) { // http2: the h2c upstream stream is reset (CANCEL)
+            h2Upstream.cancel();
+        }
         if (upstream != null) {
             detachUpstream().close();
         }
@@ -657,7 +695,7 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
         if (callDeadline != 0) {
             if (now - callDeadline >= 0) {
                 abortUpstream(host != null && state == State.PROXYING ? Outcome.TIMEOUT : null);
-                if (responseStarted) {
+                if (responseStarted || (h2Upstream != null && h2Upstream.responseStarted())) {
                     resetStream(RequestOutcome.UPSTREAM_TIMEOUT);
                 } else {
                     respondError(504, "deadline (grpc-timeout) exceeded", RequestOutcome.UPSTREAM_TIMEOUT);
@@ -762,6 +800,22 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
         finish(outcome, status);
         ctx.writeAndFlush(new DefaultHttp2ResetFrame(outcome == RequestOutcome.UPSTREAM_TIMEOUT
                 ? Http2Error.CANCEL : Http2Error.INTERNAL_ERROR), ctx.voidPromise());
+    }
+
+    /** http2: the forwarded stream ended (response complete, reset, client gone). */
+    void forwardEnded(RequestOutcome outcome, int code, long bytes) {
+        state = State.DONE;
+        bytesOut = bytes;
+        finish(outcome, code);
+    }
+
+    /** http2: no response came from the h2c upstream: the gateway's own error (gRPC: UNAVAILABLE). */
+    void forwardFailed(RequestOutcome outcome) {
+        if (state == State.DONE) {
+            return;
+        }
+        respondError(502, (outcome == RequestOutcome.CONNECT_FAILURE ? "cannot connect to " : "reset by ")
+                + host.address() + " of cluster " + cluster.name(), outcome);
     }
 
     private void finish(RequestOutcome outcome, int code) {

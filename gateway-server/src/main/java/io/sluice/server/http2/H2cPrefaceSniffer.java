@@ -2,6 +2,8 @@ package io.sluice.server.http2;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.ssl.SslHandler;
+import io.netty.handler.ssl.SslHandshakeCompletionEvent;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.http2.Http2CodecUtil;
 import io.sluice.server.channel.SluicePipeline;
@@ -17,6 +19,8 @@ import io.sluice.server.http.HttpListenerContext;
  */
 public final class H2cPrefaceSniffer extends ChannelInboundHandlerAdapter {
 
+    /** The ALPN id of HTTP/2 over TLS. */
+    public static final String ALPN_H2 = "h2";
     private static final ByteBuf PREFACE = Http2CodecUtil.connectionPrefaceBuf();
     private final HttpListenerContext lc;
     /** Bytes that matched the preface so far, while fewer than its 24 have arrived. */
@@ -56,6 +60,27 @@ public final class H2cPrefaceSniffer extends ChannelInboundHandlerAdapter {
         }
         ctx.pipeline().remove(this);
         ctx.fireChannelRead(buf);
+    }
+
+    /**
+     * TLS: a handshake that negotiated ALPN {@code h2} makes the connection HTTP/2 at once (the
+     * client's first bytes are then the preface, read by the frame codec); any other outcome leaves
+     * the sniffer to tell the first bytes apart as in clear text.
+     */
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+        if (evt instanceof SslHandshakeCompletionEvent e && e.isSuccess() && held == null) {
+            SslHandler ssl = ctx.pipeline().get(SslHandler.class);
+            if (ssl != null && ALPN_H2.equals(ssl.applicationProtocol())) {
+                ctx.fireUserEventTriggered(evt);
+                if (ctx.pipeline().get(SluicePipeline.H2C_SNIFFER) == this) {
+                    Http2Server.install(ctx.channel(), lc);
+                    ctx.pipeline().remove(this);
+                }
+                return;
+            }
+        }
+        ctx.fireUserEventTriggered(evt);
     }
 
     @Override

@@ -43,6 +43,19 @@ class TlsConfigTest {
         return "{\"cert_chain\": \"" + l.chain() + "\", \"private_key\": \"" + l.key() + "\"";
     }
 
+    // http2: without HTTP/2 on the listener the default ALPN is http/1.1 alone; an explicit list is kept
+    @Test
+    void defaultAlpnOffersH2OnlyWhileTheListenerAcceptsHttp2() {
+        String off = """
+                {"clusters": [{"name": "c", "hosts": [{"address": "127.0.0.1:9"}]}],
+                 "listeners": [{"name": "web", "port": 0, "protocol": "http", "routes": [{"cluster": "c"}],
+                   "http": {"http2": {"enabled": false}},
+                   "tls": {"certificates": [%s}]}}]}""".formatted(pem(a));
+        assertThat(ConfigLoader.parse(off, "t").config().listeners().get(0).tls().alpn()).containsExactly("http/1.1");
+        String explicit = nativeConfig("{\"certificates\": [%s}], \"alpn\": [\"http/1.1\"]}".formatted(pem(a)));
+        assertThat(ConfigLoader.parse(explicit, "t").config().listeners().get(0).tls().alpn()).containsExactly("http/1.1");
+    }
+
     @Test
     void theNativeBlockReadsEveryKeyAndDefaultsTheRest() {
         GatewayConfig c = ConfigLoader.parse(nativeConfig("""
@@ -54,7 +67,7 @@ class TlsConfigTest {
         assertThat(t.certificates()).hasSize(2);
         assertThat(t.certificates().get(1).serverNames()).containsExactly("b.test", "*.b.test");
         assertThat(t.protocols()).containsExactly("TLSv1.3");
-        assertThat(t.alpn()).containsExactly("http/1.1");
+        assertThat(t.alpn()).containsExactly("h2", "http/1.1"); // http2: h2 first while the listener accepts HTTP/2
         assertThat(t.clientAuth()).isEqualTo(TlsConfig.ClientAuth.OPTIONAL);
         assertThat(t.handshakeTimeout()).isEqualTo(Duration.ofSeconds(3));
         assertThat(t.identityHeader()).isEqualTo("x-client-id");
@@ -63,7 +76,7 @@ class TlsConfigTest {
         assertThat(t.watchInterval()).isEqualTo(Duration.ofMillis(250));
         TlsConfig d = ConfigLoader.parse(nativeConfig("{\"certificates\": [" + pem(a) + "}]}"), "t").config()
                 .listeners().get(0).tls();
-        assertThat(d).isEqualTo(TlsConfig.builder().certificates(d.certificates()).build());
+        assertThat(d).isEqualTo(TlsConfig.builder().certificates(d.certificates()).alpn(List.of("h2", "http/1.1")).build()); // http2
     }
 
     @Test
