@@ -65,6 +65,8 @@ final class HttpExchange {
     /** Holds a slot of the cluster's max_requests / max_pending_requests breaker. */
     boolean requestSlot;
     boolean pendingSlot;
+    /** Whether the request named an authority (absolute-form target or Host); set with the head. */
+    boolean hasAuthority;
     /** The breakers and retry counters of {@link #cluster} (one side of a weighted split, or the route's). */
     io.sluice.server.policy.ClusterPolicies policies;
 }

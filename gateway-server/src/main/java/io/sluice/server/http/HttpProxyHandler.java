@@ -347,6 +347,7 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
         // Route on what the upstream will see: the authority of an absolute-form target (RFC 9112
         // §3.2.2) or else Host, and the normalized path (the one that is forwarded).
         String authority = req.authority();
+        ex.hasAuthority = authority != null; // requestHead needs only this: no second String per attempt
         if (req.indexOf(HttpHead.HOST) < 0 && !ex.http10) {
             respondError(HttpResponseStatus.BAD_REQUEST, "missing Host header", RequestOutcome.BAD_REQUEST, true);
             return;
@@ -461,9 +462,8 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
      */
     private ByteBuf requestHead(Host h) {
         HttpHead req = ex.request;
-        String authority = req.authority();
         String rewritten = rewrittenTarget(req);
-        String hostOverride = ex.route.hostFor(h, !ex.options.preserveHost() || authority == null ? h.address() : null);
+        String hostOverride = ex.route.hostFor(h, !ex.options.preserveHost() || !ex.hasAuthority ? h.address() : null);
         boolean xf = ex.options.xForwarded();
         ByteBuf head = ProxyHeads.requestHead(ctx.alloc(), req, rewritten, hostOverride, xf ? peer.ip() : null,
                 xf && peer.trusted(ex.options), req.expectsContinue());
