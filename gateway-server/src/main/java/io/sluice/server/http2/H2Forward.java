@@ -40,10 +40,12 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
     private boolean responseStarted;
     private int status;
     private long bytesOut;
-    /** What was sent upstream, kept until the response starts so a REFUSED_STREAM can be retried once; null = not kept. */
+    /** What was sent upstream, kept until the response starts so a REFUSED_STREAM can be retried (up to 3 times); null = not kept. */
     private ArrayDeque<Object> replay = new ArrayDeque<>(2);
     private long replayBytes;
-    private boolean retried;
+    /** REFUSED_STREAM retries so far: a refused stream was not processed (RFC 9113 §8.7), so it is safe to send again. */
+    private int refusedRetries;
+    private static final int MAX_REFUSED_RETRIES = 3;
     private io.netty.bootstrap.Bootstrap template;
     private Host host;
     private ClusterConfig cluster;
@@ -250,12 +252,12 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
         }
     }
 
-    /** RST_STREAM REFUSED_STREAM before any response: the server did not process it (RFC 9113 §8.7): once more on another stream. */
+    /** RST_STREAM REFUSED_STREAM before any response: the server did not process it (RFC 9113 §8.7): again on another stream, up to 3 times. */
     private boolean retry() {
-        if (retried || replay == null || responseStarted || done) {
+        if (refusedRetries >= MAX_REFUSED_RETRIES || replay == null || responseStarted || done) {
             return false;
         }
-        retried = true;
+        refusedRetries++;
         ArrayDeque<Object> again = new ArrayDeque<>(replay.size());
         Object m;
         while ((m = replay.poll()) != null) {

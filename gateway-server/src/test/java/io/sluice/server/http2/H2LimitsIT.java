@@ -98,16 +98,28 @@ class H2LimitsIT {
 
     @Test
     void continuationFloodGetsGoAway() throws Exception {
+        double goAwaysBefore = gw.meterRegistry().get("sluice.http2.goaway_errors").tag("listener", "web").counter().count();
         try (RawH2 c = new RawH2(port)) {
-            c.frame(RawH2.HEADERS, 0, 1, RawH2.block(RawH2.get("/x")));
-            for (int i = 0; i < 100; i++) { // zero-byte CONTINUATION frames, never END_HEADERS
-                c.frame(RawH2.CONTINUATION, 0, 1, new byte[0]);
+            RawH2.Frame g = null;
+            try {
+                c.frame(RawH2.HEADERS, 0, 1, RawH2.block(RawH2.get("/x")));
+                for (int i = 0; i < 100; i++) { // zero-byte CONTINUATION frames, never END_HEADERS
+                    c.frame(RawH2.CONTINUATION, 0, 1, new byte[0]);
+                }
+                c.flush();
+                g = c.await(RawH2.GOAWAY, 0);
+            } catch (java.net.SocketException reset) {
+                // The gateway sent GOAWAY and closed while the rest of the flood was still arriving:
+                // its unread bytes turn the close into a reset, which may overtake the GOAWAY here.
             }
-            c.flush();
-            RawH2.Frame g = c.await(RawH2.GOAWAY, 0);
-            assertThat(g).isNotNull();
-            assertThat(g.errorCode()).isIn(ENHANCE_YOUR_CALM, PROTOCOL_ERROR);
+            if (g != null) {
+                assertThat(g.errorCode()).isIn(ENHANCE_YOUR_CALM, PROTOCOL_ERROR);
+            }
         }
+        // Either way the gateway cut the connection with an error GOAWAY (without the limit it
+        // would wait for END_HEADERS and send none).
+        assertThat(gw.meterRegistry().get("sluice.http2.goaway_errors").tag("listener", "web").counter().count())
+                .isGreaterThan(goAwaysBefore);
         othersUnaffected();
     }
 
