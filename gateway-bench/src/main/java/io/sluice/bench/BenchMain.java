@@ -5,6 +5,8 @@ import io.sluice.bench.demo.SlowStartDemo;
 import io.sluice.bench.http.HttpLoad;
 import io.sluice.bench.lb.PickCpu;
 import io.sluice.bench.report.PerfReport;
+import io.sluice.bench.ws.WsEcho;
+import io.sluice.bench.ws.WsLoad;
 import org.openjdk.jmh.Main;
 
 import java.util.Arrays;
@@ -22,6 +24,10 @@ public final class BenchMain {
                                              closed-loop HTTP/1.1 load in the manner of wrk
               bolt-load [-D secs | -n N] [--warm-up-time 1s] [--qps N] [-c N] [-t N] [-m N] sofarpc://HOST:PORT
                                              Bolt load with sofaload's options, request and report
+              ws-load [-c N] [-t N] [-m in-flight] [-s 1024] [--text] [-d 10s] [-w warm-up] ws://HOST:PORT/ws
+                                             WebSocket load: N connections, m messages in flight each, echoes timed
+              ws-echo --port N [--threads 1] [--path /ws]
+                                             WebSocket echo backend (Netty's server codec) for ws-load
               slow-start-server --port N     demo HTTP server answering with its own port (x-backend-port)
               bolt-server --port N [--io-thread]
                                              demo Bolt backend (real bolt RpcServer) answering sofaload's request;
@@ -46,6 +52,8 @@ public final class BenchMain {
             case "jmh" -> Main.main(rest);
             case "http-load" -> HttpLoad.main(rest);
             case "bolt-load" -> BoltLoad.main(rest);
+            case "ws-load" -> WsLoad.main(rest);
+            case "ws-echo" -> WsEcho.main(rest);
             case "slow-start-server" -> SlowStartDemo.server(rest);
             case "count" -> SlowStartDemo.count(rest);
             case "bolt-server" -> SlowStartDemo.boltServer(rest);
