@@ -1,9 +1,10 @@
-# Shared by the scenario scripts (bolt-peers.sh, http-peers.sh, bolt-bench.sh, bolt-profile.sh,
-# long-connections.sh, metrics-overhead.sh, slow-start-demo.sh): logging, starting and stopping
-# processes by PID, waiting for ports, CPU and RSS of processes, and CPU accounting (our processes
-# vs "foreign" work). Callers declare the associative array PID_OF (name -> PID, each started in
-# its own session) and `trap cleanup EXIT`; log needs OUT, start needs RUN, and the CPU accounting
-# HZ (set here if unset), MAX_FOREIGN and QUIET_WAIT.
+# Shared by the scenario scripts (bolt-peers.sh, http-peers.sh, https-peers.sh, h2-peers.sh,
+# ws-peers.sh, ratelimit-cost.sh, tls-upstream.sh, cold-start.sh, bolt-bench.sh, bolt-profile.sh,
+# long-connections.sh, metrics-overhead.sh, slow-start-demo.sh): logging, installing a missing tool,
+# starting and stopping processes by PID, waiting for ports, CPU and RSS of processes, and CPU
+# accounting (our processes vs "foreign" work). Callers declare the associative array PID_OF (name ->
+# PID, each started in its own session) and `trap cleanup EXIT`; log needs OUT, start needs RUN, and
+# the CPU accounting HZ (set here if unset), MAX_FOREIGN and QUIET_WAIT.
 
 : "${HZ:=$(getconf CLK_TCK)}"
 
@@ -17,6 +18,18 @@ cleanup() {
 
 port_busy() { ss -Hltn "sport = :$1" | grep -q .; }
 
+# Exits (1) when one of the given ports already has a listener: a run never shares its ports.
+require_free_ports() { local p; for p in "$@"; do port_busy "$p" && { echo "port $p in use" >&2; exit 1; }; done; return 0; }
+
+# command package: true when the command exists, else installs Debian's package when root with apt-get
+need_pkg() {
+  command -v "$1" >/dev/null && return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    log "installing $2 (for $1)"; DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$2" >/dev/null 2>&1 || true
+  fi
+  command -v "$1" >/dev/null
+}
+
 start() { # name cpu cmd...   (own session: $! is the process and its group; cpu "-": not pinned; output: RUN/name.log)
   local name=$1 cpu=$2; shift 2
   if [ "$cpu" = - ]; then
@@ -26,6 +39,11 @@ start() { # name cpu cmd...   (own session: $! is the process and its group; cpu
   fi
   PID_OF[$name]=$!
 }
+
+# Stops one process started by `start` (its whole session): TERM, up to 50 waits of STEP seconds (0.1)
+# for it to go, then KILL; forgets its PID.
+stop() { local p=${PID_OF[$1]:-} step=${2:-0.1}; [ -n "$p" ] || return 0; kill -TERM -- "-$p" 2>/dev/null || true
+         for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep "$step"; done; kill -KILL -- "-$p" 2>/dev/null || true; unset "PID_OF[$1]"; }
 
 wait_port() { for _ in $(seq 150); do port_busy "$1" && return 0; sleep 0.2; done; log "WARN nothing listens on $1"; return 1; }
 
@@ -51,6 +69,18 @@ proc_tree() { local p c; for p in "$@"; do echo "$p"; for c in $(cat /proc/"$p"/
 # Resident memory in kB: of the given processes (rss_kb), or of them and their descendants (rss_tree_kb).
 rss_kb() { local s=0 p; for p in "$@"; do s=$(( s + $(awk '/^VmRSS/ {print $2}' "/proc/$p/status" 2>/dev/null || echo 0) )); done; echo $s; }
 rss_tree_kb() { rss_kb $(proc_tree "$@"); }
+
+# Peak RSS of a process tree while a command runs: rss_sampler_start PIDS ... rss_sampler_stop (prints
+# the peak in kB; 0 without PIDs). Samples every 0.2 s into RUN/rss-samples.
+rss_sampler_start() {
+  RSS_SAMPLER=""; [ $# -gt 0 ] || return 0
+  ( while :; do rss_tree_kb "$@"; sleep 0.2; done ) >"$RUN/rss-samples" 2>/dev/null & RSS_SAMPLER=$!
+}
+rss_sampler_stop() {
+  [ -n "${RSS_SAMPLER:-}" ] || { echo 0; return 0; }
+  kill "$RSS_SAMPLER" 2>/dev/null; wait "$RSS_SAMPLER" 2>/dev/null || true; RSS_SAMPLER=""
+  sort -n "$RUN/rss-samples" | tail -1
+}
 
 busy() { awk '/^cpu0 |^cpu1 / { b += $2+$3+$4+$7+$8+$9 } END { print b }' /proc/stat; }
 
@@ -102,4 +132,33 @@ warm_long() {
   log "warm-up $label: ${WARM_LONG}s on the same connections"
   timeout $(( WARM_LONG + 30 )) "${@//\{\}/$WARM_LONG}" >"$OUT/raw/warmup-$label-long.txt" 2>&1 || true
   sleep 5
+}
+
+# ---- small shared pieces of the scenario scripts ---------------------------------------------------
+
+# A body of SIZE bytes of the character CHAR (for nginx `return 200 "..."` and request bodies).
+body() { head -c "$1" /dev/zero | tr '\0' "$2"; }
+
+# nginx temp paths under RUN with PREFIX, so several nginx instances of one run never share them.
+nginx_temp_paths() { echo "client_body_temp_path $RUN/$1_body; proxy_temp_path $RUN/$1_proxy; fastcgi_temp_path $RUN/$1_fcgi;
+  uwsgi_temp_path $RUN/$1_uwsgi; scgi_temp_path $RUN/$1_scgi;"; }
+
+# wrk / sofaload / h2load durations (812us, 1.25ms, 2.1s) -> whole microseconds ("" when not one).
+to_us() { awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) print int(n); else if (v ~ /ms$/) print int(n * 1000);
+                                  else if (v ~ /s$/) print int(n * 1000000); else print "" }'; }
+
+# The first lines of every meta.txt: when and on what.
+meta_host() {
+  echo "date: $(date -u +%FT%TZ)"
+  echo "host: $(nproc) CPUs, $(awk -F: '/model name/ {print $2; exit}' /proc/cpuinfo | sed 's/^ *//'), kernel $(uname -r)"
+}
+
+# The target of position I in repetition REP of a rotating order over the words of LIST.
+rotated() { local i=$1 rep=$2 arr; read -r -a arr <<<"$3"; echo "${arr[$(( (i + rep - 1) % ${#arr[@]} ))]}"; }
+
+# Runs CMD... on CPU list CPUS and appends "CLIENTTICKS n" (the command's own CPU ticks, as its
+# parent shell reaped it) to its output: the load generator's CPU, for the foreign-CPU accounting.
+run_counted() { # cpus cmd...
+  local cpus=$1; shift
+  taskset -c "$cpus" sh -c '"$@"; sed "s/^.*) //" /proc/$$/stat | awk "{print \"CLIENTTICKS \" \$14+\$15}"' sh "$@"
 }

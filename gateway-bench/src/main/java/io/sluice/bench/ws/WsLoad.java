@@ -75,8 +75,12 @@ public final class WsLoad {
         }
     }
 
-    /** What happened. Messages count echoes received within the measured window. */
-    public record Result(long messages, long bytesRead, long handshakeErrors, long connectErrors, long closed,
+    /**
+     * What happened. {@code messages}: echoes of messages sent and answered within the measured window
+     * (the rate and latencies are theirs); {@code echoed}: every echo of the run, warm-up included (what a
+     * proxy's CPU time over the whole client run is divided by).
+     */
+    public record Result(long messages, long echoed, long bytesRead, long handshakeErrors, long connectErrors, long closed,
                          long badEchoes, long timeouts, double seconds, LatencyHistogram latency) {
 
         public double messagesPerSecond() {
@@ -174,6 +178,7 @@ public final class WsLoad {
             double seconds = (Math.min(System.nanoTime(), end) - measureFrom) / 1e9;
             LatencyHistogram all = new LatencyHistogram();
             long messages = 0;
+            long echoed = 0;
             long read = 0;
             long hs = 0;
             long ce = 0;
@@ -184,6 +189,7 @@ public final class WsLoad {
                 // read on the connection's own loop, the only thread that writes them
                 Result v = c.loop.submit(c::totals).get(5, TimeUnit.SECONDS);
                 messages += v.messages();
+                echoed += v.echoed();
                 read += v.bytesRead();
                 hs += v.handshakeErrors();
                 ce += v.connectErrors();
@@ -192,7 +198,7 @@ public final class WsLoad {
                 to += v.timeouts();
                 all.add(v.latency());
             }
-            return new Result(messages, read, hs, ce, closed, bad, to, seconds, all);
+            return new Result(messages, echoed, read, hs, ce, closed, bad, to, seconds, all);
         } catch (ExecutionException | TimeoutException e) {
             throw new IllegalStateException("could not collect the totals", e);
         } finally {
@@ -215,6 +221,7 @@ public final class WsLoad {
             out.printf("  %s  %8s%n", label, LatencyHistogram.format(h.percentileMicros(p)));
         }
         out.printf("  %d messages in %.2fs, %s read%n", r.messages(), r.seconds(), human(r.bytesRead()));
+        out.printf("  %d messages echoed in all, warm-up included%n", r.echoed());
         if (r.errors() > 0) {
             out.printf("  Errors: handshake %d, connect %d, closed %d, bad echo %d, timeout %d%n", r.handshakeErrors(),
                     r.connectErrors(), r.closed(), r.badEchoes(), r.timeouts());
@@ -244,6 +251,7 @@ public final class WsLoad {
         private final CountDownLatch done;
         final LatencyHistogram histogram = new LatencyHistogram();
         long messages;
+        long echoed;
         long bytes;
         long handshakeErrors;
         long connectErrors;
@@ -277,7 +285,7 @@ public final class WsLoad {
         Result totals() {
             LatencyHistogram copy = new LatencyHistogram();
             copy.add(histogram);
-            return new Result(messages, bytes, handshakeErrors, connectErrors, closed, badEchoes, timeouts, 0, copy);
+            return new Result(messages, echoed, bytes, handshakeErrors, connectErrors, closed, badEchoes, timeouts, 0, copy);
         }
 
         void connect() {
@@ -361,9 +369,12 @@ public final class WsLoad {
                 inFlight--;
                 if (((WebSocketFrame) msg).content().readableBytes() != o.size() || !((WebSocketFrame) msg).isFinalFragment()) {
                     badEchoes++;
-                } else if (sent >= measureFrom && now <= end) {
-                    histogram.recordNanos(now - sent);
-                    messages++;
+                } else {
+                    echoed++;
+                    if (sent >= measureFrom && now <= end) {
+                        histogram.recordNanos(now - sent);
+                        messages++;
+                    }
                 }
                 if (now < end) {
                     send(ctx);

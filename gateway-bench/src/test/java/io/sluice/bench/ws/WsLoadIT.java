@@ -53,10 +53,11 @@ class WsLoadIT {
             assertThat(r.messages()).isGreaterThan(100);
             assertThat(r.errors()).isZero();
             assertThat(r.latency().count()).isEqualTo(r.messages());
+            assertThat(r.echoed()).isGreaterThan(r.messages()); // the warm-up's echoes too
             // every echo is a 1 KiB message plus its frame header: the bytes read cover them
             assertThat(r.bytesRead()).isGreaterThan(r.messages() * 1024);
             assertThat(report(o, r)).contains("2 threads and 4 connections, 8 messages in flight each, 1024-byte binary messages",
-                    "99%", r.messages() + " messages in", "Messages/sec:").doesNotContain("Errors:");
+                    "99%", r.messages() + " messages in", r.echoed() + " messages echoed in all", "Messages/sec:").doesNotContain("Errors:");
         }
     }
 
