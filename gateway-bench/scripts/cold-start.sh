@@ -20,7 +20,8 @@
 # Ports: 12200 (gateway), 12201 (backend), 29902 (gateway admin), 31311 (HAProxy). Bounded in time;
 # everything started here is stopped by PID on exit.
 #
-# usage: cold-start.sh [--out DIR] [--reps N] [-D SECS] [--wait SECS] [--variants "warm cold warm-lean direct haproxy-l4"]
+# --quick: one repetition of 5 s per variant, 1 s wait, 2 s of backend warm-up (a smoke test of the script).
+# usage: cold-start.sh [--out DIR] [--reps N] [-D SECS] [--wait SECS] [--variants "warm cold warm-lean direct haproxy-l4"] [--quick]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
@@ -31,6 +32,7 @@ REPS=3
 D=60
 WAIT=3
 VARIANTS="warm cold warm-lean direct haproxy-l4"
+BACKEND_WARM=10
 GW_JAVA_OPTS=${GW_JAVA_OPTS:-"-XX:ActiveProcessorCount=1 -Xms256m -Xmx256m -XX:+UseParallelGC"}
 LEAN_OPTS=${LEAN_OPTS:-$(sed -n "s/^lean_opts=\"\(.*\)\"$/\1/p" "$ROOT/sluice")}
 while [ $# -gt 0 ]; do
@@ -40,6 +42,7 @@ while [ $# -gt 0 ]; do
     -D) D=$2; shift 2;;
     --wait) WAIT=$2; shift 2;;
     --variants) VARIANTS=$2; shift 2;;
+    --quick) REPS=1; D=5; WAIT=1; BACKEND_WARM=2; shift;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0;;
     *) echo "unknown option $1" >&2; exit 2;;
   esac
@@ -80,7 +83,7 @@ CFG
 start backend 1 java -Xms512m -Xmx512m -jar "$BENCH" bolt-server --port 12201 --io-thread
 wait_port 12201
 # the backend itself warms up once (it is not what is measured)
-java -Xmx256m -jar "$BENCH" bolt-load -D 10 --qps=2000 -c 200 -t 2 -p sofarpc sofarpc://127.0.0.1:12201 >/dev/null 2>&1 || true
+java -Xmx256m -jar "$BENCH" bolt-load -D "$BACKEND_WARM" --qps=2000 -c 200 -t 2 -p sofarpc sofarpc://127.0.0.1:12201 >/dev/null 2>&1 || true
 
 {
   echo "date: $(date -u +%FT%TZ)  host: $(uname -srm), $(nproc) CPUs"
@@ -117,12 +120,7 @@ run_one() { # variant rep
   allmax=$(awk -F'\t' 'NR>1 {if ($5>m) m=$5} END {print m+0}' "$f" 2>/dev/null || echo 0)
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$v" "$r" "$load1" "$rss" "$first5" "${allp99:-?}" "$allmax" >>"$OUT/runs.tsv"
   log "$v rep $r: load $load1, rss ${rss} kB, worst p99 of seconds 0-4 ${first5} us, max ${allmax} us"
-  if [ -n "$pid" ]; then
-    kill -TERM -- "-$pid" 2>/dev/null || true
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
-    kill -KILL -- "-$pid" 2>/dev/null || true
-    unset 'PID_OF[gateway]'
-  fi
+  [ -z "$pid" ] || stop gateway 0.2
   for _ in $(seq 50); do port_busy "$port" || break; sleep 0.2; done
 }
 

@@ -27,6 +27,8 @@
 # side-c5m100 and side-c64m10 the same loads over the pairs; all -D D seconds, POST with a 1 KiB body (-d)
 # to /1k. Every proxy allows at least 128 concurrent streams per connection (the pairs 1000, so one
 # A -> B connection can carry all of -c5 -m100).
+# Warm-up: --warm SECS (10) of each scenario's load per target, in cycles of at most 10 s on fresh
+# connections with 5 s of quiet after each (warm_cycles in lib/bench-common.sh).
 # Each (scenario, target) runs REPS times, rotating the order. Every run records req/s, succeeded and
 # failed requests, p50/p90/p99/max of h2load's per-request log (--log-file: the time to the end of each
 # response), h2load's mean, the proxy's CPU (utime+stime of /proc/PID/stat; a pair's two processes
@@ -290,11 +292,14 @@ ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 start backend 1 nginx -c "$RUN/backend.conf" -p "$RUN"
 wait_port 18090
 start_targets
-if [ "$WARM" -gt 0 ]; then
-  for t in $TARGETS; do [ "$t" = direct ] && continue
-    timeout $(( WARM + 30 )) taskset -c 1 h2load -t1 -c5 -m100 -D "$WARM" -d "$RUN/1k.bin" "http://127.0.0.1:$(port_of "$t")/1k" >/dev/null 2>&1 || true
+# warm-up: each scenario's own load on each of its targets, WARM s in cycles of at most 10 s on fresh
+# connections with 5 s of quiet after each (warm_cycles: a JVM's first fresh connections and idle
+# wake-ups otherwise deoptimise compiled code inside the measured runs)
+for sc in $SCENARIOS; do
+  for t in $(targets_of "$sc"); do [ "$t" = direct ] && continue
+    warm_cycles "$t-$sc" taskset -c 1 $(load_cmd "$sc" "$(port_of "$t")" {})
   done
-fi
+done
 for rep in $(seq 1 "$REPS"); do
   for sc in $SCENARIOS; do
     list=$(targets_of "$sc"); n=$(wc -w <<<"$list")
@@ -313,7 +318,7 @@ done
   echo "nginx: $(nginx -v 2>&1 | head -1), 1 worker; h2load: $(h2load --version 2>&1 | head -1)"
   command -v haproxy >/dev/null && echo "haproxy: $(haproxy -v 2>/dev/null | head -1 | sed 's/ - http[^ ,]*//'), 1 thread"
   [ -n "$MOSN_BIN" ] && echo "mosn: $MOSN_BIN ($(timeout 5 "$MOSN_BIN" --version 2>/dev/null | grep -i "version" | head -1 || true)), GOMAXPROCS=1, Http2 -> Http2"
-  echo "layout: proxies (and both proxies of a pair) on CPU 0, h2load and the backend on CPU 1; reps $REPS; duration ${D}s; warm-up ${WARM}s per target"
+  echo "layout: proxies (and both proxies of a pair) on CPU 0, h2load and the backend on CPU 1; reps $REPS; duration ${D}s; warm-up ${WARM}s per scenario and target (warm_cycles)"
   echo "latency: percentiles of h2load --log-file (time to the end of each response); baseline of summary.md: $BASELINE"
   for sc in $SCENARIOS; do echo "  $sc: $(load_cmd "$sc" PORT) over: $(targets_of "$sc")"; done
 } >"$OUT/meta.txt"

@@ -92,14 +92,7 @@ declare -A PID_OF=()
 # shellcheck source=lib/bench-common.sh
 . "$ROOT/gateway-bench/scripts/lib/bench-common.sh"
 
-# ---- tools -------------------------------------------------------------------------------------
-need_pkg() { # command package
-  command -v "$1" >/dev/null && return 0
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    log "installing $2 (for $1)"; DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$2" >/dev/null 2>&1 || true
-  fi
-  command -v "$1" >/dev/null
-}
+# ---- tools (need_pkg: lib/bench-common.sh) ------------------------------------------------------
 if [[ " $TARGETS " == *" gateway-base "* ]] && [ ! -f "${BASE_JAR:-}" ]; then
   echo "target gateway-base needs --base-jar JAR (the build to compare the gateway with)" >&2; exit 2
 fi
@@ -109,14 +102,11 @@ need_pkg ab apache2-utils || { log "ab not available: churn left out"; SCENARIOS
 need_pkg haproxy haproxy || { log "haproxy not available: HAProxy left out"; TARGETS=${TARGETS//haproxy/}; }
 [ -f "$GW_JAR" ] && [ -f "$BENCH" ] || { echo "build first: ./mvnw -B -q -pl gateway-bench -am package -DskipTests" >&2; exit 1; }
 
-for p in 18080 18081 18082 18083 18084 29080 29081 29082 29901 29904 29905 28080 28081 29180 29190 29911 29912 28180 28190 28181 28191; do port_busy $p && { echo "port $p in use" >&2; exit 1; }; done
+require_free_ports 18080 18081 18082 18083 18084 29080 29081 29082 29901 29904 29905 28080 28081 29180 29190 29911 29912 28180 28190 28181 28191
 
 trap cleanup EXIT
-stop() { local p=${PID_OF[$1]:-}; [ -n "$p" ] || return 0; kill -TERM -- "-$p" 2>/dev/null || true
-         for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done; kill -KILL -- "-$p" 2>/dev/null || true; unset "PID_OF[$1]"; }
 
-# ---- configs -----------------------------------------------------------------------------------
-body() { head -c "$1" /dev/zero | tr '\0' "$2"; }
+# ---- configs (body, nginx_temp_paths: lib/bench-common.sh) ---------------------------------------
 backend_config() {
   cat >"$RUN/backend.conf" <<EOF
 worker_processes 1;
@@ -127,8 +117,7 @@ worker_rlimit_nofile 16384;
 events { worker_connections 8192; use epoll; }
 http {
   access_log off;
-  client_body_temp_path $RUN/b_body; proxy_temp_path $RUN/b_proxy; fastcgi_temp_path $RUN/b_fcgi;
-  uwsgi_temp_path $RUN/b_uwsgi; scgi_temp_path $RUN/b_scgi;
+  $(nginx_temp_paths b)
   keepalive_requests 10000000; keepalive_timeout 300s; server_tokens off;
   default_type application/octet-stream;
   server {
@@ -166,8 +155,7 @@ worker_rlimit_nofile 16384;
 events { worker_connections 8192; use epoll; }
 http {
   access_log off;
-  client_body_temp_path $RUN/${n}_body; proxy_temp_path $RUN/${n}_proxy; fastcgi_temp_path $RUN/${n}_fcgi;
-  uwsgi_temp_path $RUN/${n}_uwsgi; scgi_temp_path $RUN/${n}_scgi;
+  $(nginx_temp_paths "$n")
   keepalive_requests 10000000; keepalive_timeout 300s; server_tokens off;
   upstream backends {
 $up    keepalive 1024; keepalive_requests 10000000; keepalive_timeout 300s;
@@ -247,9 +235,7 @@ start_proxies() { # backends cpu workers
 }
 stop_proxies() { for t in gateway gateway-uring gateway-base nginx haproxy; do stop "$t"; done; }
 
-# ---- load generators and their reports --------------------------------------------------------
-to_us() { awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) print int(n); else if (v ~ /ms$/) print int(n * 1000);
-                                  else if (v ~ /s$/) print int(n * 1000000); else print "" }'; }
+# ---- load generators and their reports (to_us: lib/bench-common.sh) -----------------------------
 load_cmd() { # scenario port -> the client command
   local url="http://127.0.0.1:$2"
   case $1 in
@@ -287,17 +273,14 @@ parse() { # raw -> "rps ok failed p50 p75 p90 p95 p99 max" (microseconds)
 printf 'scenario\ttarget\trep\tattempt\trps\tsucceeded\tfailed\tp50_us\tp75_us\tp90_us\tp95_us\tp99_us\tmax_us\tproxy_ticks\tproxy_us_per_req\tproxy_cpu_pct\trss_kb\tclient_cpu_pct\tbackend_cpu_pct\tforeign_cpu_pct\twall_s\tclean\n' >"$OUT/runs.tsv"
 
 measure() { # scenario target rep attempt clientcpu
-  local sc=$1 t=$2 rep=$3 att=$4 ccpu=$5 pids="" raw b0 b1 p0 p1 k0 k1 o0 o1 t0 t1 peak=0 sampler
+  local sc=$1 t=$2 rep=$3 att=$4 ccpu=$5 pids="" raw b0 b1 p0 p1 k0 k1 o0 o1 t0 t1 peak=0
   [ "$t" != direct ] && pids=${PID_OF[$t]}
   raw="$OUT/raw/$sc-$t-rep$rep$( [ "$att" -gt 0 ] && echo "-retry$att").txt"
-  if [ -n "$pids" ]; then
-    ( while :; do rss_tree_kb $pids; sleep 0.2; done ) >"$RUN/rss-samples" 2>/dev/null & sampler=$!
-  fi
+  rss_sampler_start $pids
   b0=$(busy); p0=$(ticks $pids); k0=$(ticks "${PID_OF[backend]}"); o0=$(all_ours); t0=$(date +%s.%N)
-  timeout $(( D + 300 )) taskset -c "$ccpu" sh -c '"$@"; sed "s/^.*) //" /proc/$$/stat | awk "{print \"CLIENTTICKS \" \$14+\$15}"' \
-      sh $(load_cmd "$sc" "$(port_of "$t")") >"$raw" 2>&1 || true
+  run_counted "$ccpu" timeout $(( D + 300 )) $(load_cmd "$sc" "$(port_of "$t")") >"$raw" 2>&1 || true
   t1=$(date +%s.%N); b1=$(busy); p1=$(ticks $pids); k1=$(ticks "${PID_OF[backend]}"); o1=$(all_ours)
-  if [ -n "$pids" ]; then kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null || true; peak=$(sort -n "$RUN/rss-samples" | tail -1); fi
+  peak=$(rss_sampler_stop)
   local ct; ct=$(awk '/^CLIENTTICKS/ {print $2}' "$raw"); ct=${ct:-0}
   read -r rps ok failed p50 p75 p90 p95 p99 mx <<<"$(parse "$raw")"
   local row c_pt c_us c_pct c_cl c_bk c_fo c_w clean
@@ -316,12 +299,12 @@ measure() { # scenario target rep attempt clientcpu
 }
 
 matrix() { # "scenarios" "targets" clientcpu
-  local rep sc i n t att arr
+  local rep sc i n t att
   for rep in $(seq 1 "$REPS"); do
     for sc in $1; do
-      read -r -a arr <<<"$2"; n=${#arr[@]}
+      n=$(wc -w <<<"$2")
       for i in $(seq 0 $(( n - 1 ))); do
-        t=${arr[$(( (i + rep - 1) % n ))]}
+        t=$(rotated "$i" "$rep" "$2")
         quiet_gate
         att=0
         until measure "$sc" "$t" "$rep" "$att" "$3" || [ "$att" -ge 1 ]; do att=$(( att + 1 )); quiet_gate; done
@@ -380,8 +363,7 @@ if [[ " $SCENARIOS " == *" sidecar "* ]]; then
 fi
 
 {
-  echo "date: $(date -u +%FT%TZ)"
-  echo "host: $(nproc) CPUs, $(awk -F: '/model name/ {print $2; exit}' /proc/cpuinfo | sed 's/^ *//'), kernel $(uname -r)"
+  meta_host
   echo "gateway: $GW_JAR ($(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null)$(cd "$ROOT" && git diff --quiet 2>/dev/null || echo '+dirty')), java $GW_JAVA_OPTS, $(java -version 2>&1 | head -1)"
   [[ " $TARGETS " == *" gateway-base "* ]] && echo "gateway-base: $BASE_JAR ($(sha256sum "$BASE_JAR" | cut -c1-12))"
   echo "nginx: $(nginx -v 2>&1 | head -1), 1 worker, upstream keepalive 1024"

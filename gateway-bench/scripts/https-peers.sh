@@ -63,10 +63,8 @@ declare -A PID_OF=()
 for c in h2load ab nginx openssl; do command -v $c >/dev/null || { echo "$c is needed" >&2; exit 1; }; done
 command -v haproxy >/dev/null || { log "haproxy not available: left out"; TARGETS=${TARGETS//haproxy/}; }
 [ -f "$GW_JAR" ] || { [[ " $TARGETS " != *" gateway "* ]] || { echo "build first: ./mvnw -B -q -pl gateway-server -am package -DskipTests" >&2; exit 1; }; }
-for p in 18090 29443 29943 28443 28444; do port_busy $p && { echo "port $p in use" >&2; exit 1; }; done
+require_free_ports 18090 29443 29943 28443 28444
 trap cleanup EXIT
-stop() { local p=${PID_OF[$1]:-}; [ -n "$p" ] || return 0; kill -TERM -- "-$p" 2>/dev/null || true
-         for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done; kill -KILL -- "-$p" 2>/dev/null || true; unset "PID_OF[$1]"; }
 
 # ---- certificates (one self-signed leaf per key type, same chain length everywhere) -------------
 certs() { # key-type
@@ -86,7 +84,7 @@ worker_processes 1; daemon off; pid $RUN/backend.pid; error_log $RUN/backend.err
 events { worker_connections 8192; }
 http { access_log off; keepalive_requests 10000000; keepalive_timeout 300s;
   client_body_temp_path $RUN/bb; proxy_temp_path $RUN/bp; fastcgi_temp_path $RUN/bf; uwsgi_temp_path $RUN/bu; scgi_temp_path $RUN/bs;
-  server { listen 127.0.0.1:18090 backlog=4096; location / { return 200 "$(head -c 1024 /dev/zero | tr '\0' a)"; } } }
+  server { listen 127.0.0.1:18090 backlog=4096; location / { return 200 "$(body 1024 a)"; } } }
 EOF
   start backend 1 nginx -c "$RUN/backend.conf" -e "$RUN/backend.err"; wait_port 18090
 }

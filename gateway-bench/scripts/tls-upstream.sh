@@ -58,10 +58,8 @@ declare -A PID_OF=()
 
 for c in nginx wrk openssl java; do command -v $c >/dev/null || { echo "$c is needed" >&2; exit 1; }; done
 [ -f "$GW_JAR" ] || { echo "build first: ./mvnw -B -q -pl gateway-server -am package -DskipTests" >&2; exit 1; }
-for p in 18080 18443 29080 29083 29901 29903 28080; do port_busy $p && { echo "port $p in use" >&2; exit 1; }; done
+require_free_ports 18080 18443 29080 29083 29901 29903 28080
 trap cleanup EXIT
-stop() { local p=${PID_OF[$1]:-}; [ -n "$p" ] || return 0; kill -TERM -- "-$p" 2>/dev/null || true
-         for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done; kill -KILL -- "-$p" 2>/dev/null || true; unset "PID_OF[$1]"; }
 
 # ---- certificates (ECDSA P-256, this run only) ---------------------------------------------------
 pki() {
@@ -75,8 +73,7 @@ pki() {
       -extfile "$d/ext.cnf" -out "$d/backend.pem" 2>/dev/null
 }
 
-# ---- configs -----------------------------------------------------------------------------------
-body() { head -c "$1" /dev/zero | tr '\0' "$2"; }
+# ---- configs (body, nginx_temp_paths: lib/bench-common.sh) ---------------------------------------
 backend_config() {
   cat >"$RUN/backend.conf" <<EOF
 worker_processes 1;
@@ -87,8 +84,7 @@ worker_rlimit_nofile 16384;
 events { worker_connections 8192; use epoll; }
 http {
   access_log off;
-  client_body_temp_path $RUN/b_body; proxy_temp_path $RUN/b_proxy; fastcgi_temp_path $RUN/b_fcgi;
-  uwsgi_temp_path $RUN/b_uwsgi; scgi_temp_path $RUN/b_scgi;
+  $(nginx_temp_paths b)
   keepalive_requests 10000000; keepalive_timeout 300s; server_tokens off;
   default_type application/octet-stream;
   ssl_protocols TLSv1.3;
@@ -130,8 +126,7 @@ worker_rlimit_nofile 16384;
 events { worker_connections 8192; use epoll; }
 http {
   access_log off;
-  client_body_temp_path $RUN/n_body; proxy_temp_path $RUN/n_proxy; fastcgi_temp_path $RUN/n_fcgi;
-  uwsgi_temp_path $RUN/n_uwsgi; scgi_temp_path $RUN/n_scgi;
+  $(nginx_temp_paths n)
   keepalive_requests 10000000; keepalive_timeout 300s; server_tokens off;
   upstream backend { server 127.0.0.1:18443; keepalive 1024; keepalive_requests 10000000; keepalive_timeout 300s; }
   server {
@@ -148,9 +143,7 @@ EOF
 port_of() { case $1 in gateway) echo 29080;; gateway-plain) echo 29083;; nginx) echo 28080;; esac; }
 load_cmd() { echo "wrk -t1 -c64 -d${1}s --latency http://127.0.0.1:$2/"; }
 
-# ---- measurement -------------------------------------------------------------------------------
-to_us() { awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) print int(n); else if (v ~ /ms$/) print int(n * 1000);
-                                  else if (v ~ /s$/) print int(n * 1000000); else print "" }'; }
+# ---- measurement (to_us: lib/bench-common.sh) ----------------------------------------------------
 printf 'target\trep\trps\trequests\terrors\tp50_us\tp99_us\tproxy_us_per_req\tproxy_cpu_pct\trss_kb\twall_s\n' >"$OUT/runs.tsv"
 measure() { # target rep
   local t=$1 rep=$2 pids=${PID_OF[$1]} raw="$OUT/raw/$1-rep$2.txt" p0 p1 t0 t1 rps reqs errs p50 p99 rss
@@ -182,17 +175,16 @@ for t in $TARGETS; do
   [ "$code" = 200 ] || { log "WARN $t answered $code to the first request (see $RUN/$t.log)"; }
   warm_cycles "$t" taskset -c 1 $(load_cmd {} "$(port_of "$t")")
 done
-read -r -a arr <<<"$TARGETS"; n=${#arr[@]}
+n=$(wc -w <<<"$TARGETS")
 for rep in $(seq 1 "$REPS"); do
   for i in $(seq 0 $(( n - 1 ))); do
-    t=${arr[$(( (i + rep - 1) % n ))]}
+    t=$(rotated "$i" "$rep" "$TARGETS")
     quiet_gate
     measure "$t" "$rep"
   done
 done
 {
-  echo "date: $(date -u +%FT%TZ)"
-  echo "host: $(nproc) CPUs, $(awk -F: '/model name/ {print $2; exit}' /proc/cpuinfo | sed 's/^ *//'), kernel $(uname -r)"
+  meta_host
   echo "gateway: $GW_JAR ($(git rev-parse --short HEAD 2>/dev/null)), java $GW_JAVA_OPTS, $(java -version 2>&1 | head -1)"
   echo "nginx: $(nginx -v 2>&1 | head -1), 1 worker, proxy_ssl TLSv1.3 verify on, session reuse on, upstream keepalive 1024"
   echo "backend: nginx 1 worker on CPU 1, TLSv1.3, ECDSA P-256 leaf; client: $(load_cmd "$D" PORT) on CPU 1; proxies on CPU 0"
