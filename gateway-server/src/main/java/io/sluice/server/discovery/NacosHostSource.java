@@ -164,8 +164,9 @@ public final class NacosHostSource implements HostSource {
             token = null; // expired or revoked: log in again once
             return fetch(server, false);
         }
-        if (r.statusCode() == 404 && r.body() != null && r.body().contains("not found")) {
-            return List.of(); // servers before 1.0 answer 404 "dom not found" for a service nobody registered
+        String body = r.body() == null ? "" : r.body();
+        if (r.statusCode() == 404 && body.contains("not found") || r.statusCode() == 400 && body.contains("can not find cluster")) {
+            return List.of(); // servers before 1.0: "dom not found" (no such service yet), "can not find cluster" (none in it)
         }
         if (r.statusCode() != 200) {
             throw new IllegalStateException("HTTP " + r.statusCode() + " " + abbreviate(r.body()));
