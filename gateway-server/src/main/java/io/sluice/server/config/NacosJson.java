@@ -1,6 +1,8 @@
 package io.sluice.server.config;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.sluice.core.config.ConfigException;
+import io.sluice.core.config.DurationFormat;
 import io.sluice.core.config.NacosOptions;
 
 import java.time.Duration;
@@ -42,5 +44,21 @@ final class NacosJson {
         boolean healthyOnly = o.bool("healthy_only", true);
         return ConfigLoader.build(o.path(), () -> new NacosOptions(namespace, group, clusters, serviceName, poll, user, pass,
                 healthyOnly));
+    }
+
+    /** Renders the options for {@code GET /config}; the password is shown as {@code "***"}. */
+    static void write(ObjectNode dn, NacosOptions n) {
+        if (n == null) {
+            return;
+        }
+        dn.put("namespace", n.namespace()).put("group", n.group());
+        n.clusters().forEach(dn.putArray("clusters")::add);
+        if (n.serviceName() != null) {
+            dn.put("service_name", n.serviceName());
+        }
+        dn.put("poll_interval", DurationFormat.format(n.pollInterval())).put("healthy_only", n.healthyOnly());
+        if (n.username() != null) {
+            dn.put("username", n.username()).put("password", "***");
+        }
     }
 }

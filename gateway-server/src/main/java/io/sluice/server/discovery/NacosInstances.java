@@ -87,7 +87,7 @@ final class NacosInstances {
             }
             String protocol = meta.getOrDefault("protocol", "bolt").toLowerCase(Locale.ROOT);
             SofaProvider p = new SofaProvider(protocol, ip, port, Map.copyOf(meta));
-            double nacosWeight = i.has("weight") ? i.path("weight").asDouble(1.0) : 1.0;
+            double nacosWeight = nacosWeight(i.get("weight"));
             if (!(nacosWeight >= 0) || Double.isInfinite(nacosWeight)) {
                 bad.accept(id, "weight " + i.path("weight") + " is not a number >= 0");
                 continue;
@@ -108,6 +108,21 @@ final class NacosInstances {
         List<DiscoveredHost> out = new ArrayList<>(byAddress.values());
         out.sort((a, b) -> a.address().compareTo(b.address()));
         return List.copyOf(out);
+    }
+
+    /** The Nacos instance weight (default 1.0); NaN when it is not a number. */
+    private static double nacosWeight(JsonNode w) {
+        if (w == null || w.isNull()) {
+            return 1.0;
+        }
+        if (w.isNumber()) {
+            return w.doubleValue();
+        }
+        try {
+            return Double.parseDouble(w.asText().trim());
+        } catch (NumberFormatException e) {
+            return Double.NaN;
+        }
     }
 
     private static String text(JsonNode n, String key) {
