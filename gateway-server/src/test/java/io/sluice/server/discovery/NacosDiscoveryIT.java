@@ -273,7 +273,7 @@ class NacosDiscoveryIT {
         List<String> states = new CopyOnWriteArrayList<>();
         NacosHostSource src = new NacosHostSource(discovery("com.example.NacosClock:1.0", Duration.ofSeconds(3)),
                 () -> { }, clock);
-        closing(src::close);
+        closing(src);
         src.start(new HostSource.Sink() {
             @Override
             public void hosts(List<DiscoveredHost> hosts) {
@@ -304,6 +304,37 @@ class NacosDiscoveryIT {
         assertThat(published).hasSize(2);
         assertThat(published.get(1)).extracting(DiscoveredHost::port).containsExactly(20_001, 20_002);
         assertThat(states).hasSize(1);
+    }
+
+    @Test
+    void aServerThatDoesNotAnswerIsLeftForTheNextAddressAtTheNextPoll() throws Exception {
+        String name = "com.example.NacosFailover:DEFAULT";
+        nacos.register(name, CLUSTER, "127.0.0.1", 20_003, 1.0, true, sofaMeta(100, 1_000, null, null));
+        int dead = io.sluice.server.testing.Ports.freeExcept(nacos.port());
+        ManualScheduler clock = new ManualScheduler();
+        List<List<DiscoveredHost>> published = new CopyOnWriteArrayList<>();
+        List<String> states = new CopyOnWriteArrayList<>();
+        DiscoveryConfig d = DiscoveryConfig.nacos("127.0.0.1:" + dead + "," + nacos.address(), "com.example.NacosFailover:1.0",
+                NacosOptions.defaults().withPollInterval(Duration.ofSeconds(1))).withConnectionTimeout(Duration.ofMillis(500));
+        NacosHostSource src = closing(new NacosHostSource(d, () -> { }, clock));
+        src.start(new HostSource.Sink() {
+            @Override
+            public void hosts(List<DiscoveredHost> hosts) {
+                published.add(hosts);
+            }
+
+            @Override
+            public void state(String state, boolean connected) {
+                states.add(state);
+            }
+        });
+        clock.runDue();
+        assertThat(states).singleElement().asString().startsWith("unreachable (127.0.0.1:" + dead + ": ConnectException");
+        assertThat(published).isEmpty();
+        clock.advance(Duration.ofSeconds(1));
+        assertThat(states).hasSize(2);
+        assertThat(states.get(1)).isEqualTo("connected (" + nacos.address() + ")");
+        assertThat(published).singleElement().asList().hasSize(1);
     }
 
     @Test
