@@ -115,6 +115,10 @@ public record DiscoveryConfig(String type, String address, String service, Strin
                     }
                 }
                 Checks.notBlank("service", service);
+                if (ANY_SERVICE.equals(service) && nacos.serviceName() != null) {
+                    throw new ConfigException("service_name", nacos.serviceName(),
+                            "no service_name with service \"*\" (each service's Nacos name is derived from its header)");
+                }
                 if (!ANY_SERVICE.equals(service) && service.indexOf(':') <= 0 && nacos.serviceName() == null) {
                     throw new ConfigException("service", service,
                             "\"interface:version[:uniqueId]\", e.g. \"com.example.EchoService:1.0\", or \"*\" (route by registry)");

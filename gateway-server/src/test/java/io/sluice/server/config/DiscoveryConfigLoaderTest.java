@@ -131,8 +131,7 @@ class DiscoveryConfigLoaderTest {
         assertThat(ConfigLoader.parse(ConfigJson.render(all), "config.json").config()).isEqualTo(all);
 
         GatewayConfig secret = load("""
-                {"type": "nacos", "address": "n1:8848", "service": "*", "username": "gw", "password": "s3cret",
-                 "service_name": "ignored-with-star"}""");
+                {"type": "nacos", "address": "n1:8848", "service": "*", "username": "gw", "password": "s3cret"}""");
         assertThat(secret.clusters().get(0).discovery().nacos().password()).isEqualTo("s3cret");
         assertThat(ConfigJson.render(secret)).doesNotContain("s3cret").contains("\"password\" : \"***\"");
         assertThat(secret.clusters().get(0).discovery().nacos().toString()).doesNotContain("s3cret");
@@ -148,6 +147,9 @@ class DiscoveryConfigLoaderTest {
                 .contains("clusters[0].discovery.password");
         assertThat(error("""
                 {"type": "nacos", "address": "n1", "service": "a.B:1.0"}""")).contains("clusters[0].discovery.address");
+        assertThat(error("""
+                {"type": "nacos", "address": "n1:8848", "service": "*", "service_name": "orders"}"""))
+                .contains("clusters[0].discovery.service_name").contains("orders");
         assertThat(error("""
                 {"type": "nacos", "address": "n1:8848", "service": "EchoService"}""")).contains("clusters[0].discovery.service");
         assertThat(error("""
