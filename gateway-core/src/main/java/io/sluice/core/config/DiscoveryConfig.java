@@ -35,13 +35,17 @@ import java.util.Locale;
  * @param initialFetchTimeout discovery: how long the admin {@code /ready} waits (503) at start for the source's first
  *                          host list; after it the gateway reports ready with the configured hosts and says so.
  *                          Default 5 s; 0 = do not wait
+ * @param nacos             nacos: namespace, group, clusters, poll interval, credentials (null for other types;
+ *                          {@link NacosOptions#defaults()} when a nacos block gives none)
  */
 public record DiscoveryConfig(String type, String address, String service, String protocol, String source,
                               Duration sessionTimeout, Duration connectionTimeout, boolean allowEmpty,
                               Duration flapGrace, String dnsServer, Duration refreshMin, Duration refreshMax,
-                              int maxServices, Duration idleTimeout, Duration initialFetchTimeout) {
+                              int maxServices, Duration idleTimeout, Duration initialFetchTimeout, NacosOptions nacos) {
 
     public static final String ZOOKEEPER = "zookeeper";
+    /** A SOFARPC (or any) service in a Nacos naming registry, read over Nacos's HTTP open API. */
+    public static final String NACOS = "nacos";
     public static final String CUSTOM = "custom";
     public static final String DNS = "dns";
     public static final Duration DEFAULT_REFRESH_MIN = Duration.ofSeconds(1);
@@ -63,6 +67,15 @@ public record DiscoveryConfig(String type, String address, String service, Strin
                            int maxServices, Duration idleTimeout) {
         this(type, address, service, protocol, source, sessionTimeout, connectionTimeout, allowEmpty, flapGrace, dnsServer,
                 refreshMin, refreshMax, maxServices, idleTimeout, null);
+    }
+
+    /** Without Nacos options (every type but {@code nacos}; a nacos source gets the defaults). */
+    public DiscoveryConfig(String type, String address, String service, String protocol, String source,
+                           Duration sessionTimeout, Duration connectionTimeout, boolean allowEmpty,
+                           Duration flapGrace, String dnsServer, Duration refreshMin, Duration refreshMax,
+                           int maxServices, Duration idleTimeout, Duration initialFetchTimeout) {
+        this(type, address, service, protocol, source, sessionTimeout, connectionTimeout, allowEmpty, flapGrace, dnsServer,
+                refreshMin, refreshMax, maxServices, idleTimeout, initialFetchTimeout, null);
     }
 
     public DiscoveryConfig {
@@ -91,6 +104,26 @@ public record DiscoveryConfig(String type, String address, String service, Strin
                             "\"interface:version[:uniqueId]\", e.g. \"com.example.EchoService:1.0\", or \"*\" (route by registry)");
                 }
             }
+            case NACOS -> {
+                Checks.notBlank("address", address);
+                nacos = nacos == null ? NacosOptions.defaults() : nacos;
+                for (String server : address.split(",")) {
+                    try {
+                        HostConfig.parse(server.trim(), 1);
+                    } catch (ConfigException e) {
+                        throw new ConfigException("address", address, "\"host:port[,host:port...]\", e.g. \"nacos1:8848,nacos2:8848\"");
+                    }
+                }
+                Checks.notBlank("service", service);
+                if (ANY_SERVICE.equals(service) && nacos.serviceName() != null) {
+                    throw new ConfigException("service_name", nacos.serviceName(),
+                            "no service_name with service \"*\" (each service's Nacos name is derived from its header)");
+                }
+                if (!ANY_SERVICE.equals(service) && service.indexOf(':') <= 0 && nacos.serviceName() == null) {
+                    throw new ConfigException("service", service,
+                            "\"interface:version[:uniqueId]\", e.g. \"com.example.EchoService:1.0\", or \"*\" (route by registry)");
+                }
+            }
             case CUSTOM -> Checks.notBlank("source", source);
             case DNS -> {
                 HostConfig.parse(address, 1); // name:port
@@ -102,13 +135,22 @@ public record DiscoveryConfig(String type, String address, String service, Strin
                     }
                 }
             }
-            default -> throw new ConfigException("type", type, "\"zookeeper\", \"dns\" or \"custom\"");
+            default -> throw new ConfigException("type", type, "\"zookeeper\", \"nacos\", \"dns\" or \"custom\"");
+        }
+        if (nacos != null && !NACOS.equals(type)) {
+            throw new ConfigException("type", type, "\"nacos\" (the Nacos keys are set)");
         }
     }
 
     /** A SOFARPC ZooKeeper registry source with every default. */
     public static DiscoveryConfig zookeeper(String address, String service) {
         return new DiscoveryConfig(ZOOKEEPER, address, service, null, null, null, null, false, null, null, null, null, 0, null);
+    }
+
+    /** A Nacos registry source ({@code servers} = {@code host:port[,host:port...]}) for a SOFARPC service header. */
+    public static DiscoveryConfig nacos(String servers, String service, NacosOptions options) {
+        return new DiscoveryConfig(NACOS, servers, service, null, null, null, null, false, null, null, null, null, 0, null,
+                null, options);
     }
 
     /** An embedder's source registered as {@code name} ({@code Gateway.builder().hostSource(name, ...)}). */
@@ -124,38 +166,48 @@ public record DiscoveryConfig(String type, String address, String service, Strin
     /** The same source for one service (route by registry: a template's child). */
     public DiscoveryConfig withService(String s) {
         return new DiscoveryConfig(type, address, s, protocol, source, sessionTimeout, connectionTimeout, allowEmpty,
-                flapGrace, dnsServer, refreshMin, refreshMax, maxServices, idleTimeout, initialFetchTimeout);
+                flapGrace, dnsServer, refreshMin, refreshMax, maxServices, idleTimeout, initialFetchTimeout, nacos);
     }
 
     public DiscoveryConfig withServiceLimits(int max, Duration idle) {
         return new DiscoveryConfig(type, address, service, protocol, source, sessionTimeout, connectionTimeout, allowEmpty,
-                flapGrace, dnsServer, refreshMin, refreshMax, max, idle, initialFetchTimeout);
+                flapGrace, dnsServer, refreshMin, refreshMax, max, idle, initialFetchTimeout, nacos);
     }
 
     /** True for {@code service: "*"}: clusters per service are discovered on first use. */
     public boolean routesByService() {
-        return ZOOKEEPER.equals(type) && ANY_SERVICE.equals(service);
+        return (ZOOKEEPER.equals(type) || NACOS.equals(type)) && ANY_SERVICE.equals(service);
     }
 
     public DiscoveryConfig withRefresh(Duration min, Duration max) {
         return new DiscoveryConfig(type, address, service, protocol, source, sessionTimeout, connectionTimeout, allowEmpty,
-                flapGrace, dnsServer, min, max, maxServices, idleTimeout, initialFetchTimeout);
+                flapGrace, dnsServer, min, max, maxServices, idleTimeout, initialFetchTimeout, nacos);
     }
 
     public DiscoveryConfig withAllowEmpty(boolean allow) {
-        return new DiscoveryConfig(type, address, service, protocol, source, sessionTimeout, connectionTimeout, allow, flapGrace, dnsServer, refreshMin, refreshMax, maxServices, idleTimeout, initialFetchTimeout);
+        return new DiscoveryConfig(type, address, service, protocol, source, sessionTimeout, connectionTimeout, allow, flapGrace, dnsServer, refreshMin, refreshMax, maxServices, idleTimeout, initialFetchTimeout, nacos);
     }
 
     public DiscoveryConfig withSessionTimeout(Duration d) {
-        return new DiscoveryConfig(type, address, service, protocol, source, d, connectionTimeout, allowEmpty, flapGrace, dnsServer, refreshMin, refreshMax, maxServices, idleTimeout, initialFetchTimeout);
+        return new DiscoveryConfig(type, address, service, protocol, source, d, connectionTimeout, allowEmpty, flapGrace, dnsServer, refreshMin, refreshMax, maxServices, idleTimeout, initialFetchTimeout, nacos);
     }
 
     public DiscoveryConfig withInitialFetchTimeout(Duration d) {
         return new DiscoveryConfig(type, address, service, protocol, source, sessionTimeout, connectionTimeout, allowEmpty,
-                flapGrace, dnsServer, refreshMin, refreshMax, maxServices, idleTimeout, d);
+                flapGrace, dnsServer, refreshMin, refreshMax, maxServices, idleTimeout, d, nacos);
+    }
+
+    public DiscoveryConfig withNacos(NacosOptions n) {
+        return new DiscoveryConfig(type, address, service, protocol, source, sessionTimeout, connectionTimeout, allowEmpty,
+                flapGrace, dnsServer, refreshMin, refreshMax, maxServices, idleTimeout, initialFetchTimeout, n);
+    }
+
+    public DiscoveryConfig withConnectionTimeout(Duration d) {
+        return new DiscoveryConfig(type, address, service, protocol, source, sessionTimeout, d, allowEmpty,
+                flapGrace, dnsServer, refreshMin, refreshMax, maxServices, idleTimeout, initialFetchTimeout, nacos);
     }
 
     public DiscoveryConfig withFlapGrace(Duration d) {
-        return new DiscoveryConfig(type, address, service, protocol, source, sessionTimeout, connectionTimeout, allowEmpty, d, dnsServer, refreshMin, refreshMax, maxServices, idleTimeout, initialFetchTimeout);
+        return new DiscoveryConfig(type, address, service, protocol, source, sessionTimeout, connectionTimeout, allowEmpty, d, dnsServer, refreshMin, refreshMax, maxServices, idleTimeout, initialFetchTimeout, nacos);
     }
 }

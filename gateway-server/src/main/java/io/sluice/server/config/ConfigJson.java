@@ -34,7 +34,8 @@ import java.util.Locale;
  * Renders a {@link GatewayConfig} in the native file format ({@code docs/config.md}), every value
  * explicit (defaults filled in), durations as {@code "5s"} strings. The output loads back with
  * {@link ConfigLoader#parse} into an equal config, whatever format the original file was in.
- * The config holds no secrets today; a future secret field must be redacted here.
+ * The config holds one secret today, a Nacos discovery password (rendered as {@code "***"} by NacosJson);
+ * a future secret field must be redacted here too.
  */
 public final class ConfigJson {
 
@@ -232,6 +233,7 @@ public final class ConfigJson {
             if (dc.dnsServer() != null) {
                 dn.put("dns_server", dc.dnsServer());
             }
+            NacosJson.write(dn, dc.nacos()); // nacos discovery (the password is redacted)
         }
         if (c.headers() != null) { // route rules: the cluster's header rules
             RouteRulesJson.writeRules(o, "request_headers", c.headers().request());

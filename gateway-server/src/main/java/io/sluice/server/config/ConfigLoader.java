@@ -411,9 +411,10 @@ public final class ConfigLoader {
         int maxServices = o.integer("max_services", 0);
         Duration idle = o.duration("idle_timeout", null);
         Duration initialFetch = o.duration("initial_fetch_timeout", null); // discovery: /ready waits for the first list
+        io.sluice.core.config.NacosOptions nacos = NacosJson.read(o); // nacos discovery: null unless a nacos key is set
         o.finish();
         return build(o.path(), () -> new DiscoveryConfig(type, address, service, protocol, source, session, connection,
-                allowEmpty, grace, dnsServer, refreshMin, refreshMax, maxServices, idle, initialFetch));
+                allowEmpty, grace, dnsServer, refreshMin, refreshMax, maxServices, idle, initialFetch, nacos));
     }
 
     /** {@code "10.0.0.1:8080"} (weight 1) or {@code {"address": "10.0.0.1:8080", "weight": 3}}. */

@@ -102,6 +102,15 @@ public final class DiscoveryHub implements AutoCloseable {
             } catch (IllegalArgumentException e) {
                 throw new ConfigException(path + ".service", config.service(), "interface:version[:uniqueId]");
             }
+        } else if (DiscoveryConfig.NACOS.equals(config.type())) { // nacos discovery: HTTP open API, no library needed
+            if (config.routesByService() || config.nacos() != null && config.nacos().serviceName() != null) {
+                return;
+            }
+            try {
+                SofaService.parse(config.service());
+            } catch (IllegalArgumentException e) {
+                throw new ConfigException(path + ".service", config.service(), "interface:version[:uniqueId]");
+            }
         } else if (DiscoveryConfig.DNS.equals(config.type())) {
             return;
         } else if (!customSources.containsKey(config.source())) {
@@ -325,6 +334,7 @@ public final class DiscoveryHub implements AutoCloseable {
             HostSource s = switch (config.type()) {
                 case DiscoveryConfig.ZOOKEEPER -> new ZooKeeperSofaSource(config, parseFailures::increment, zooKeeperClients());
                 case DiscoveryConfig.DNS -> dnsSources.apply(config);
+                case DiscoveryConfig.NACOS -> new NacosHostSource(config, parseFailures::increment);
                 default -> customSources.get(config.source()).get();
             };
             source = s;

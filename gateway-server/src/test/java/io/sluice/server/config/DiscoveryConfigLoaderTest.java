@@ -105,4 +105,64 @@ class DiscoveryConfigLoaderTest {
                 .startsWith("$.clusters[0].discovery.flap_grace:");
         assertThat(error("{\"type\": \"custom\"}")).startsWith("$.clusters[0].discovery.source:");
     }
+
+    @Test
+    void nacosWithDefaultsAndEveryKey() {
+        DiscoveryConfig d = load("""
+                {"type": "nacos", "address": "127.0.0.1:8848", "service": "com.example.EchoService:1.0"}""")
+                .clusters().get(0).discovery();
+        assertThat(d).isEqualTo(DiscoveryConfig.nacos("127.0.0.1:8848", "com.example.EchoService:1.0",
+                io.sluice.core.config.NacosOptions.defaults()));
+        assertThat(d.nacos().namespace()).isEqualTo("sofa-rpc");
+        assertThat(d.nacos().group()).isEqualTo("DEFAULT_GROUP");
+        assertThat(d.nacos().clusters()).containsExactly("default-cluster");
+        assertThat(d.nacos().pollInterval()).isEqualTo(Duration.ofSeconds(2));
+        assertThat(d.nacos().healthyOnly()).isTrue();
+
+        GatewayConfig all = load("""
+                {"type": "nacos", "address": "n1:8848,n2:8848", "service": "a.B:2.0:u1", "namespace": "prod",
+                 "group": "G", "clusters": ["c1", "c2"], "poll_interval": "1s", "healthy_only": false,
+                 "connection_timeout": "2s", "allow_empty": true}""");
+        DiscoveryConfig a = all.clusters().get(0).discovery();
+        assertThat(a.nacos().namespace()).isEqualTo("prod");
+        assertThat(a.nacos().clusters()).containsExactly("c1", "c2");
+        assertThat(a.nacos().pollInterval()).isEqualTo(Duration.ofSeconds(1));
+        assertThat(a.nacos().healthyOnly()).isFalse();
+        assertThat(ConfigLoader.parse(ConfigJson.render(all), "config.json").config()).isEqualTo(all);
+
+        GatewayConfig secret = load("""
+                {"type": "nacos", "address": "n1:8848", "service": "*", "username": "gw", "password": "s3cret"}""");
+        assertThat(secret.clusters().get(0).discovery().nacos().password()).isEqualTo("s3cret");
+        assertThat(ConfigJson.render(secret)).doesNotContain("s3cret").contains("\"password\" : \"***\"");
+        assertThat(secret.clusters().get(0).discovery().nacos().toString()).doesNotContain("s3cret");
+    }
+
+    @Test
+    void nacosErrorsNameTheJsonPath() {
+        assertThat(error("""
+                {"type": "nacos", "address": "n1:8848", "service": "a.B:1.0", "poll_interval": "50ms"}"""))
+                .contains("clusters[0].discovery.poll_interval").contains("50ms");
+        assertThat(error("""
+                {"type": "nacos", "address": "n1:8848", "service": "a.B:1.0", "username": "gw"}"""))
+                .contains("clusters[0].discovery.password");
+        assertThat(error("""
+                {"type": "nacos", "address": "n1", "service": "a.B:1.0"}""")).contains("clusters[0].discovery.address");
+        assertThat(error("""
+                {"type": "nacos", "address": "n1:8848", "service": "*", "service_name": "orders"}"""))
+                .contains("clusters[0].discovery.service_name").contains("orders");
+        assertThat(error("""
+                {"type": "nacos", "address": "n1:8848", "service": "EchoService"}""")).contains("clusters[0].discovery.service");
+        assertThat(error("""
+                {"type": "nacos", "address": "n1:8848", "service": "a.B:1.0", "clusters": ["a,b"]}"""))
+                .contains("clusters[0].discovery.clusters");
+        assertThat(error("""
+                {"type": "zookeeper", "address": "zk:2181", "service": "a.B:1.0", "namespace": "x"}"""))
+                .contains("clusters[0].discovery.namespace").contains("nacos");
+        assertThat(error("""
+                {"type": "zookeeper", "address": "zk:2181", "service": "a.B:1.0", "password": "hush"}"""))
+                .contains("clusters[0].discovery.password").doesNotContain("hush");
+        assertThat(error("""
+                {"type": "nacos", "address": "n1:8848", "service": "a.B:1.0", "poll_intervall": "1s"}"""))
+                .contains("poll_interval");
+    }
 }
