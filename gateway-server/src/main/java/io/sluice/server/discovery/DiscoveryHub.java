@@ -56,6 +56,7 @@ public final class DiscoveryHub implements AutoCloseable {
      * without ZooKeeper clusters must never load its classes. Guarded by this.
      */
     private ZooKeeperClients zooKeeper;
+    private NacosPollers nacos;
     private final Meter sessionsGauge;
     /** cluster name -> its running source. Guarded by this. */
     private final Map<String, Attached> attached = new HashMap<>();
@@ -246,10 +247,26 @@ public final class DiscoveryHub implements AutoCloseable {
         return zooKeeper;
     }
 
+    private synchronized NacosPollers nacosPollers() {
+        if (nacos == null) {
+            nacos = new NacosPollers();
+        }
+        return nacos;
+    }
+
+    /** Nacos poll threads in use (0 before the first Nacos source: shared by all of them). */
+    public synchronized int nacosPollThreads() {
+        return nacos == null ? 0 : NacosPollers.THREADS;
+    }
+
     @Override
     public synchronized void close() {
         for (String name : new ArrayList<>(attached.keySet())) {
             detach(name);
+        }
+        if (nacos != null) {
+            nacos.close();
+            nacos = null;
         }
         registry.remove(sessionsGauge);
     }
@@ -334,7 +351,7 @@ public final class DiscoveryHub implements AutoCloseable {
             HostSource s = switch (config.type()) {
                 case DiscoveryConfig.ZOOKEEPER -> new ZooKeeperSofaSource(config, parseFailures::increment, zooKeeperClients());
                 case DiscoveryConfig.DNS -> dnsSources.apply(config);
-                case DiscoveryConfig.NACOS -> new NacosHostSource(config, parseFailures::increment);
+                case DiscoveryConfig.NACOS -> new NacosHostSource(config, parseFailures::increment, nacosPollers());
                 default -> customSources.get(config.source()).get();
             };
             source = s;

@@ -8,7 +8,6 @@ import io.sluice.core.discovery.DiscoveredHost;
 import io.sluice.core.discovery.HostSource;
 import io.sluice.core.time.Cancellable;
 import io.sluice.core.time.Scheduler;
-import io.sluice.core.time.Ticker;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -22,15 +21,12 @@ import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
  * The instances of one service in a Nacos naming registry, read with Nacos's HTTP open API
  * ({@code GET /nacos/v1/ns/instance/list}, answered by every Nacos server from 0.8 to 2.x) by polling
- * every {@code poll_interval} on this source's own daemon thread with the JDK {@link HttpClient} — never
+ * every {@code poll_interval} on the gateway's shared poll threads ({@link NacosPollers}) with the JDK {@link HttpClient} — never
  * on an event loop, and without the Nacos client library (no new dependency). Each answer is mapped to
  * the <em>whole</em> host list ({@link NacosInstances}); an answer equal to the last one publishes nothing.
  *
@@ -53,7 +49,8 @@ public final class NacosHostSource implements HostSource {
     private final String serviceName;
     private final Runnable onParseFailure;
     private final Scheduler scheduler;
-    private final boolean ownScheduler;
+    /** The pollers this source made for itself (the public constructor), closed with it; null when shared. */
+    private final NacosPollers own;
     private final HttpClient http;
     private final Duration timeout;
     private volatile Sink sink;
@@ -69,25 +66,40 @@ public final class NacosHostSource implements HostSource {
     private final Set<String> badInstances = new HashSet<>();
     private long polls;
 
-    /** A source on its own daemon thread. */
+    /** A source with poll threads of its own (an embedder's); the gateway's share {@link NacosPollers}. */
     public NacosHostSource(DiscoveryConfig config, Runnable onParseFailure) {
-        this(config, onParseFailure, null);
+        this(config, onParseFailure, new NacosPollers(), true);
+    }
+
+    /** A source polling on the gateway's shared threads and HTTP client. */
+    NacosHostSource(DiscoveryConfig config, Runnable onParseFailure, NacosPollers pollers) {
+        this(config, onParseFailure, pollers, false);
+    }
+
+    private NacosHostSource(DiscoveryConfig config, Runnable onParseFailure, NacosPollers pollers, boolean owned) {
+        this(config, onParseFailure, pollers, pollers.client(config.connectionTimeout()), owned ? pollers : null);
     }
 
     /**
-     * @param scheduler runs the polls (they block on HTTP: never an event loop); null = a daemon thread of
-     *                  this source's own. Tests pass a manual scheduler to drive the interval exactly.
+     * @param scheduler runs the polls (they block on HTTP: never an event loop). Tests pass a manual
+     *                  scheduler to drive the interval exactly.
      */
     NacosHostSource(DiscoveryConfig config, Runnable onParseFailure, Scheduler scheduler) {
+        this(config, onParseFailure, scheduler,
+                HttpClient.newBuilder().connectTimeout(config.connectionTimeout()).version(HttpClient.Version.HTTP_1_1).build(), null);
+    }
+
+    private NacosHostSource(DiscoveryConfig config, Runnable onParseFailure, Scheduler scheduler, HttpClient http,
+            NacosPollers own) {
         this.config = config;
         this.nacos = config.nacos() == null ? NacosOptions.defaults() : config.nacos();
         this.servers = List.of(config.address().split(","));
         this.serviceName = NacosInstances.serviceName(config);
         this.onParseFailure = onParseFailure;
-        this.ownScheduler = scheduler == null;
-        this.scheduler = scheduler == null ? new ThreadScheduler("sluice-nacos " + serviceName) : scheduler;
+        this.own = own;
+        this.scheduler = scheduler;
         this.timeout = config.connectionTimeout();
-        this.http = HttpClient.newBuilder().connectTimeout(timeout).version(HttpClient.Version.HTTP_1_1).build();
+        this.http = http;
     }
 
     /** The Nacos service name followed. */
@@ -223,8 +235,8 @@ public final class NacosHostSource implements HostSource {
         if (c != null) {
             c.cancel();
         }
-        if (ownScheduler) {
-            ((ThreadScheduler) scheduler).shutdown();
+        if (own != null) {
+            own.close();
         }
     }
 
@@ -232,39 +244,5 @@ public final class NacosHostSource implements HostSource {
     public String toString() {
         return "nacos " + config.address() + " " + (nacos.namespace().isEmpty() ? "public" : nacos.namespace()) + "/"
                 + nacos.group() + "/" + serviceName + " " + nacos.clusters() + " every " + nacos.pollInterval().toMillis() + " ms";
-    }
-
-    /** A {@link Scheduler} on one daemon thread of this source's own (blocking HTTP is fine there). */
-    private static final class ThreadScheduler implements Scheduler {
-        private final ScheduledExecutorService executor;
-
-        ThreadScheduler(String name) {
-            executor = Executors.newSingleThreadScheduledExecutor(r -> {
-                Thread t = new Thread(r, name);
-                t.setDaemon(true);
-                return t;
-            });
-        }
-
-        @Override
-        public Ticker ticker() {
-            return Ticker.system();
-        }
-
-        @Override
-        public Cancellable schedule(Runnable task, long delayNanos) {
-            ScheduledFuture<?> f = executor.schedule(() -> {
-                try {
-                    task.run();
-                } catch (RuntimeException e) {
-                    log.warn("discovery: nacos poll failed", e);
-                }
-            }, Math.max(0, delayNanos), TimeUnit.NANOSECONDS);
-            return () -> f.cancel(false);
-        }
-
-        void shutdown() {
-            executor.shutdownNow();
-        }
     }
 }

@@ -365,4 +365,37 @@ class NacosDiscoveryIT {
         assertThat(child.get("hosts").get(0).get("source").asText()).isEqualTo("nacos");
         assertThat(child.get("hosts").get(0).get("address").asText()).isEqualTo("127.0.0.1:" + p.port());
     }
+
+    @Test
+    void everyNacosClusterOfAGatewaySharesTwoPollThreads() throws Exception {
+        int services = 6;
+        Provider p = closing(new Provider());
+        List<ClusterConfig> clusters = new ArrayList<>();
+        for (int i = 0; i < services; i++) {
+            String iface = "com.example.Shared" + i;
+            nacos.register(iface + ":DEFAULT", CLUSTER, "127.0.0.1", p.port(), 1.0, true,
+                    sofaMeta(100, System.currentTimeMillis() - 600_000, null, null));
+            clusters.add(ClusterConfig.builder().name("shared" + i).protocol(Protocol.BOLT)
+                    .discovery(discovery(iface + ":1.0", Duration.ofMillis(200))).connectTimeout(Duration.ofSeconds(1)).build());
+        }
+        long before = nacosThreads();
+        ListenerConfig l = ListenerConfig.builder().name("bolt").protocol(Protocol.BOLT)
+                .bolt(BoltOptions.builder().defaultCluster("shared0").build()).build();
+        Gateway gw = closing(GatewayFixture.start(GatewayConfig.builder().listeners(l).clusters(clusters)
+                .admin(new AdminConfig(true, "127.0.0.1", 0, true))
+                .transport(TransportConfig.builder().workerThreads(1).backlog(128).build())
+                .drainTimeout(Duration.ofSeconds(2)).build()));
+        for (int i = 0; i < services; i++) {
+            String name = "shared" + i;
+            await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(20))
+                    .until(() -> gw.cluster(name).hosts().size() == 1);
+        }
+        // a poll thread per cluster (and a JDK HttpClient selector thread each) would be 12 threads here
+        assertThat(nacosThreads() - before).isLessThanOrEqualTo(2);
+    }
+
+    private static long nacosThreads() {
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.isAlive() && t.getName().startsWith("sluice-nacos")).count();
+    }
 }
