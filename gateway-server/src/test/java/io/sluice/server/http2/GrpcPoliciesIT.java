@@ -108,7 +108,8 @@ class GrpcPoliciesIT {
                 """.formatted(server.getPort(), server.getPort(), dead, server.getPort(), busy.port("web"), server.getPort());
         gw = Gateway.builder().config(ConfigLoader.parse(json, "test").config()).ticker(now::get)
                 .random(new SplittableRandom(7)).build().start().orTimeout(30, TimeUnit.SECONDS).join();
-        ch = Grpc.newChannelBuilderForAddress("127.0.0.1", gw.port("web"), InsecureChannelCredentials.create()).build();
+        ch = Grpc.newChannelBuilderForAddress("127.0.0.1", gw.port("web"), InsecureChannelCredentials.create())
+                .disableRetry().build(); // no transparent retries by the client: only the gateway's count
     }
 
     @AfterAll
