@@ -139,6 +139,8 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
     private int attemptId;
     /** With a retry policy: the route timeout bounding all attempts (0: not armed yet). */
     private long overallDeadline;
+    /** The route's mirrors of this request (HTTP/1.1 upstreams; docs/traffic.md), or null. */
+    private io.sluice.server.http.Mirror mirror;
 
     H2StreamProxy(H2Connection conn) {
         this.conn = conn;
@@ -365,6 +367,11 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
         }
         chunked = !endStream && contentLength < 0;
         head = requestHead(host);
+        RouteTraffic traffic = route.traffic();
+        if (traffic != null && traffic.mirrors() != null) { // request mirroring (docs/traffic.md)
+            mirror = io.sluice.server.http.Mirror.begin(traffic.mirrors(), contentLength, endStream, conn.pool,
+                    conn.scheduler, this::shadowHead);
+        }
         host.requestStarted();
         if (grpc) {
             long t = Grpc.timeoutNanos(h.get("grpc-timeout"));
@@ -501,10 +508,24 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
         }
     }
 
-    /** Writes a piece of the request upstream, keeping it for a retry's replay when a policy applies. */
-    private void writeUp(ByteBuf b) {
+    /** The HTTP/1.1 head of a mirror to {@code cluster}: as forwarded, with the {@code -shadow} host and {@code Connection: close}. */
+    private ByteBuf shadowHead(String cluster) {
+        boolean xf = options.xForwarded();
+        return io.sluice.server.http.Mirror.closing(ctx.alloc(), H2Translation.requestHead(ctx.alloc(), method, forward,
+                io.sluice.server.http.Mirror.shadowHost(authority), received, chunked,
+                xf ? (conn.clientIp() == null ? "unknown" : conn.clientIp()) : null, xf && conn.trusted(options), authority));
+    }
+
+    /**
+     * Writes a piece of the request upstream ({@code payload}: its body bytes, 0 for chunk framing),
+     * keeping it for a retry's replay and feeding the mirrors when they apply.
+     */
+    private void writeUp(ByteBuf b, int payload) {
         if (retry != null) {
             retry.keep(b);
+        }
+        if (mirror != null) {
+            io.sluice.server.http.Mirror.body(mirror, b, payload, false);
         }
         upstream.write(b, upstream.voidPromise());
     }
@@ -668,18 +689,18 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
                         ByteBuf size = ctx.alloc().buffer(10);
                         ByteBufUtil.writeAscii(size, Integer.toHexString(n));
                         size.writeBytes(CRLF);
-                        writeUp(size);
-                        writeUp(content);
-                        writeUp(ctx.alloc().buffer(2).writeBytes(CRLF));
+                        writeUp(size, 0);
+                        writeUp(content, n);
+                        writeUp(ctx.alloc().buffer(2).writeBytes(CRLF), 0);
                     } else {
-                        writeUp(content);
+                        writeUp(content, n);
                     }
                 } else {
                     d.release();
                 }
                 if (last) {
                     if (chunked) {
-                        writeUp(ctx.alloc().buffer(5).writeBytes(LAST_CHUNK));
+                        writeUp(ctx.alloc().buffer(5).writeBytes(LAST_CHUNK), 0);
                     }
                     requestDone();
                 }
@@ -697,7 +718,7 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
             return;
         }
         if (chunked) {
-            writeUp(H2Translation.trailerSection(ctx.alloc(), f.headers()));
+            writeUp(H2Translation.trailerSection(ctx.alloc(), f.headers()), 0);
         } // with a content-length the trailers cannot go on an HTTP/1.1 hop: dropped
         requestDone();
     }
@@ -705,6 +726,9 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
     private void requestDone() {
         requestComplete = true;
         lastBodyAt = 0;
+        if (mirror != null) { // the body is complete: the mirrors go
+            io.sluice.server.http.Mirror.body(mirror, io.netty.buffer.Unpooled.EMPTY_BUFFER, 0, true);
+        }
         if (!responseStarted) {
             armResponseDeadline();
         }
@@ -1176,6 +1200,10 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
         if (requestSlot) {
             requestSlot = false;
             policies.breaker().requestDone();
+        }
+        if (mirror != null) {
+            io.sluice.server.http.Mirror.exchangeEnded(mirror);
+            mirror = null;
         }
         if (lc.accessLog() != null) {
             e.traceId = trafficHeaders == null ? null : trafficHeaders.logId();

@@ -53,6 +53,7 @@ class H2PoliciesIT {
     private ScriptedBackend held;
     private ScriptedBackend resetting;
     private ScriptedBackend busy;
+    private io.sluice.server.testing.RecordingBackend shadow;
     private Gateway gw;
     private Path accessLog;
 
@@ -63,6 +64,7 @@ class H2PoliciesIT {
         held = new ScriptedBackend((c, o) -> ScriptedBackend.Action.HOLD_THEN_ECHO);
         resetting = new ScriptedBackend((c, o) -> o % 2 == 0 ? ScriptedBackend.Action.RESET : ScriptedBackend.Action.ECHO_CRC);
         busy = new ScriptedBackend((c, o) -> o % 2 == 0 ? ScriptedBackend.Action.STATUS_503 : ScriptedBackend.Action.ECHO_CRC);
+        shadow = new io.sluice.server.testing.RecordingBackend();
         accessLog = dir.resolve("access.log");
         String json = """
                 {
@@ -86,7 +88,9 @@ class H2PoliciesIT {
                       {"name": "split", "match": {"path": {"prefix": "/split"}},
                        "weighted_clusters": {"clusters": [{"name": "c", "weight": 1}, {"name": "c2", "weight": 1}]}},
                       {"name": "hash", "match": {"path": {"prefix": "/hash"}}, "cluster": "ring",
-                       "hash_policy": [{"header": "x-user"}]}
+                       "hash_policy": [{"header": "x-user"}]},
+                      {"name": "mirror", "match": {"path": {"prefix": "/mirror"}}, "cluster": "c",
+                       "mirrors": [{"cluster": "shadow", "percent": 100, "timeout": "2s"}]}
                     ]}],
                   "clusters": [
                     {"name": "c", "hosts": ["127.0.0.1:%d"]},
@@ -94,14 +98,15 @@ class H2PoliciesIT {
                     {"name": "ring", "lb": "ring_hash", "hosts": ["127.0.0.1:%d", "127.0.0.1:%d"]},
                     {"name": "held", "hosts": ["127.0.0.1:%d"], "circuit_breakers": {"max_requests": 1}},
                     {"name": "resetting", "hosts": ["127.0.0.1:%d"]},
-                    {"name": "busy", "hosts": ["127.0.0.1:%d"]}
+                    {"name": "busy", "hosts": ["127.0.0.1:%d"]},
+                    {"name": "shadow", "hosts": ["127.0.0.1:%d"]}
                   ],
                   "rate_limit": {"rules": [{"name": "two", "routes": ["limited"], "max_tokens": 2, "fill_interval": "10s"}]},
                   "access_log": {"path": "%s", "format": "json"},
                   "admin": {"enabled": false}, "drain_timeout": "200ms",
                   "transport": {"worker_threads": 1}
                 }
-                """.formatted(b1.port(), b2.port(), b1.port(), b2.port(), held.port(), resetting.port(), busy.port(),
+                """.formatted(b1.port(), b2.port(), b1.port(), b2.port(), held.port(), resetting.port(), busy.port(), shadow.port(),
                 accessLog.toString().replace("\\", "\\\\"));
         gw = Gateway.builder().config(ConfigLoader.parse(json, "test").config()).ticker(now::get)
                 .random(new SplittableRandom(7)).build().start().orTimeout(30, TimeUnit.SECONDS).join();
@@ -112,7 +117,7 @@ class H2PoliciesIT {
         if (gw != null) {
             gw.close();
         }
-        for (AutoCloseable c : new AutoCloseable[] {b1, b2, held, resetting, busy}) {
+        for (AutoCloseable c : new AutoCloseable[] {b1, b2, held, resetting, busy, shadow}) {
             if (c != null) {
                 c.close();
             }
@@ -261,6 +266,20 @@ class H2PoliciesIT {
             assertThat(users).as("the users spread over both hosts")
                     .contains("ok from " + b1.port(), "ok from " + b2.port());
         }
+    }
+
+    @Test
+    void mirrorsGetACopyOfTheStreamAsHttp11() throws Exception {
+        try (H2TestClient c = client()) {
+            H2TestClient.Response r = c.exchange(H2TestClient.post("/mirror/echo"), "shadowed body".getBytes(StandardCharsets.US_ASCII));
+            assertThat(r.status()).isEqualTo(200);
+            assertThat(r.bodyText()).as("the client sees only the primary").isEqualTo("ok from " + b1.port());
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> shadow.requests().stream().anyMatch(q -> q.startsWith("POST /mirror/echo")));
+        String copy = shadow.requests().stream().filter(q -> q.startsWith("POST /mirror/echo")).findFirst().orElseThrow();
+        assertThat(copy.toLowerCase()).contains("host: localhost-shadow\r\n").contains("connection: close\r\n")
+                .contains("transfer-encoding: chunked");
+        assertThat(copy).contains("shadowed body");
     }
 
     private static String line(String echoed, String name) {
