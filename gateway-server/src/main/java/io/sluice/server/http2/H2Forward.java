@@ -221,7 +221,9 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
         if (!done && ctx.channel() == upstream) { // closed without an end: the connection failed or GOAWAY left this stream out
-            if (!responseStarted && policyRetry(RetryPolicy.Failure.RESET, 0, true)) {
+            // the connection was lost or a GOAWAY left the stream out; which one is not known here, so the
+            // policy sees a reset (idempotent methods), not a refusal (any method)
+            if (!responseStarted && policyRetry(RetryPolicy.Failure.RESET, 0, false)) {
                 return;
             }
             upstreamReset(Http2Error.REFUSED_STREAM.code());

@@ -102,9 +102,9 @@ public final class RetryPolicy {
     }
 
     /**
-     * HTTP/2 upstream: whether a stream the server refused (RST_STREAM REFUSED_STREAM, or left out
-     * by its GOAWAY) is retried: {@code refused-stream}, or anything that retries resets. Safe for
-     * any method: a refused stream was not processed (RFC 9113 §8.7).
+     * HTTP/2 upstream: whether a stream the server refused (RST_STREAM REFUSED_STREAM) is retried:
+     * {@code refused-stream}, or anything that retries resets. Safe for any method: a refused stream
+     * was not processed (RFC 9113 §8.7).
      */
     public boolean retriesRefusedStream() {
         return refusedStream;
