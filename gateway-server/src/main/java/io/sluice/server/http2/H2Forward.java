@@ -49,10 +49,17 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
     private Host host;
     private ClusterConfig cluster;
     private static final long MAX_REPLAY = 64 * 1024;
+    /** What is kept for a retry: 64 KiB, or less when the route's retry policy says so ({@code max_body_bytes}). */
+    private long replayLimit = MAX_REPLAY;
 
     H2Forward(H2StreamProxy proxy, ChannelHandlerContext client) {
         this.proxy = proxy;
         this.client = client;
+    }
+
+    /** With a retry policy: keep at most {@code bytes} of request body for a retry (never more than 64 KiB). */
+    void replayLimit(long bytes) {
+        replayLimit = Math.min(MAX_REPLAY, bytes);
     }
 
     /** Sends the request head {@code h} (as the proxy built it for {@code host}) to a stream on a pooled connection to {@code host}. */
@@ -239,7 +246,7 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
     private void send(Object m) {
         if (replay != null) {
             long n = m instanceof Http2DataFrame d ? d.content().readableBytes() : 0;
-            if (replayBytes + n > MAX_REPLAY) {
+            if (replayBytes + n > replayLimit) {
                 dropReplay();
             } else {
                 replayBytes += n;

@@ -355,6 +355,9 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
             state = State.PROXYING;
             requestComplete = endStream;
             h2Upstream = new H2Forward(this, ctx);
+            if (retry != null && retry.policy() != null) {
+                h2Upstream.replayLimit(retry.policy().maxBodyBytes());
+            }
             if (grpc) { // the gateway's deadline too: grpc-timeout capped by the route timeout
                 long t = Grpc.timeoutNanos(h.get("grpc-timeout"));
                 if (t >= 0) {
