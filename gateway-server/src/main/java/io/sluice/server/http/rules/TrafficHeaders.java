@@ -54,7 +54,8 @@ public final class TrafficHeaders {
                            HeaderRuleSet rules, String client, String route, String upstream) {
         edit.clear();
         if (tracing != null && !chosen) {
-            choose(tracing, req.header("x-request-id"), req.header("traceparent"));
+            choose(tracing, tracing.requestId() ? req.header("x-request-id") : null,
+                    tracing.traceparent() ? req.header("traceparent") : null);
         }
         return editRequest(alloc, head, rules, client, route, upstream);
     }
