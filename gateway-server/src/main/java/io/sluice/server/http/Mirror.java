@@ -43,7 +43,7 @@ import java.nio.charset.StandardCharsets;
  * <p>Memory: at most {@code max_concurrent × (head + max_body_bytes)} per route; a slow shadow holds
  * slots and further mirrors are dropped and counted, never queued.
  */
-final class Mirror extends ChannelInboundHandlerAdapter {
+public final class Mirror extends ChannelInboundHandlerAdapter {
 
     private static final byte[] CONNECTION_CLOSE_END = "Connection: close\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
 
@@ -82,6 +82,18 @@ final class Mirror extends ChannelInboundHandlerAdapter {
     static Mirror begin(MirrorTarget[] targets, ByteBufAllocator alloc, HttpHead req, String rewritten,
                         String clientIp, boolean trustedPeer, boolean dropExpect, boolean complete,
                         HttpUpstreamPool pool, Scheduler scheduler) {
+        return begin(targets, req.contentLength(), complete, pool, scheduler,
+                cluster -> shadowHead(alloc, req, rewritten, clientIp, trustedPeer, dropExpect, cluster));
+    }
+
+    /**
+     * {@link #begin(MirrorTarget[], ByteBufAllocator, HttpHead, String, String, boolean, boolean, boolean, HttpUpstreamPool, Scheduler)}
+     * for a request that did not arrive as HTTP/1.1 (an HTTP/2 stream): {@code shadowHead} builds
+     * the shadow's HTTP/1.1 head (ending in {@code Connection: close}, see {@link #closing}) given the
+     * shadow cluster's name; {@code declared} is the request's content-length (-1: none).
+     */
+    public static Mirror begin(MirrorTarget[] targets, long declared, boolean complete, HttpUpstreamPool pool,
+                               Scheduler scheduler, java.util.function.Function<String, ByteBuf> shadowHead) {
         Mirror first = null;
         Mirror last = null;
         for (MirrorTarget t : targets) {
@@ -89,7 +101,6 @@ final class Mirror extends ChannelInboundHandlerAdapter {
                 continue;
             }
             ClusterMetrics m = pool.meters(t.cluster().name());
-            long declared = req.contentLength();
             if (declared > t.policy().maxBodyBytes()) {
                 count(m, ClusterMetrics.MIRROR_TOO_LARGE);
                 continue;
@@ -99,12 +110,12 @@ final class Mirror extends ChannelInboundHandlerAdapter {
                 continue;
             }
             Mirror mirror = new Mirror(t, m, scheduler, pool.template());
-            mirror.head = shadowHead(alloc, req, rewritten, clientIp, trustedPeer, dropExpect, t.cluster().name());
+            mirror.head = shadowHead.apply(t.cluster().name());
             if (complete) {
                 mirror.complete = true;
                 mirror.send();
             } else {
-                mirror.body = alloc.compositeDirectBuffer(1024);
+                mirror.body = mirror.head.alloc().compositeDirectBuffer(1024);
             }
             if (first == null) {
                 first = mirror;
@@ -117,14 +128,14 @@ final class Mirror extends ChannelInboundHandlerAdapter {
     }
 
     /** Feeds a piece of the request body (as forwarded; the caller keeps its own reference) to every mirror. */
-    static void body(Mirror m, ByteBuf content, int payloadBytes, boolean lastPiece) {
+    public static void body(Mirror m, ByteBuf content, int payloadBytes, boolean lastPiece) {
         for (; m != null; m = m.next) {
             m.onBody(content, payloadBytes, lastPiece);
         }
     }
 
     /** The client's exchange ended: mirrors still waiting for body are abandoned. */
-    static void exchangeEnded(Mirror m) {
+    public static void exchangeEnded(Mirror m) {
         for (; m != null; m = m.next) {
             if (!m.complete && !m.done) {
                 m.finish(ClusterMetrics.MIRROR_ABANDONED);
@@ -246,6 +257,11 @@ final class Mirror extends ChannelInboundHandlerAdapter {
         String authority = req.authority();
         ByteBuf h = ProxyHeads.requestHead(alloc, req, rewritten, shadowHost(authority == null ? cluster : authority),
                 clientIp, trustedPeer, dropExpect);
+        return closing(alloc, h);
+    }
+
+    /** {@code h} (a complete HTTP/1.1 request head) with {@code Connection: close}; takes ownership of {@code h}. */
+    public static ByteBuf closing(ByteBufAllocator alloc, ByteBuf h) {
         ByteBuf out = alloc.directBuffer(h.readableBytes() + CONNECTION_CLOSE_END.length);
         out.writeBytes(h, h.readerIndex(), h.readableBytes() - 2); // without the blank line
         out.writeBytes(CONNECTION_CLOSE_END);
@@ -254,7 +270,7 @@ final class Mirror extends ChannelInboundHandlerAdapter {
     }
 
     /** {@code example.com:8080} → {@code example.com-shadow:8080} (Envoy's rule); IPv6 literals keep their brackets. */
-    static String shadowHost(String authority) {
+    public static String shadowHost(String authority) {
         int colon = authority.lastIndexOf(':');
         if (colon > 0 && authority.indexOf(']', colon) < 0 && authority.substring(colon + 1).chars().allMatch(Character::isDigit)) {
             return authority.substring(0, colon) + "-shadow" + authority.substring(colon);

@@ -4,7 +4,6 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.http2.DefaultHttp2DataFrame;
-import io.netty.handler.codec.http2.DefaultHttp2Headers;
 import io.netty.handler.codec.http2.DefaultHttp2HeadersFrame;
 import io.netty.handler.codec.http2.DefaultHttp2ResetFrame;
 import io.netty.handler.codec.http2.Http2DataFrame;
@@ -17,9 +16,9 @@ import io.netty.util.ReferenceCountUtil;
 import io.sluice.core.cluster.Host;
 import io.sluice.core.config.ClusterConfig;
 import io.sluice.server.metrics.RequestOutcome;
+import io.sluice.server.policy.retry.RetryPolicy;
 
 import java.util.ArrayDeque;
-import java.util.Map;
 
 /**
  * One downstream HTTP/2 stream proxied to an HTTP/2 ({@code upstream_protocol: h2c}) upstream
@@ -50,21 +49,21 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
     private Host host;
     private ClusterConfig cluster;
     private static final long MAX_REPLAY = 64 * 1024;
+    /** What is kept for a retry: 64 KiB, or less when the route's retry policy says so ({@code max_body_bytes}). */
+    private long replayLimit = MAX_REPLAY;
 
     H2Forward(H2StreamProxy proxy, ChannelHandlerContext client) {
         this.proxy = proxy;
         this.client = client;
     }
 
-    /** Sends the request head to a stream on a pooled connection to {@code host}. */
-    void start(io.netty.bootstrap.Bootstrap template, Host host, ClusterConfig cluster, Http2Headers received,
-               boolean endStream, String path, String authority) {
-        Http2Headers h = new DefaultHttp2Headers(true, received.size());
-        for (Map.Entry<CharSequence, CharSequence> e : received) {
-            h.add(e.getKey(), e.getValue());
-        }
-        h.path(path);
-        h.authority(authority);
+    /** With a retry policy: keep at most {@code bytes} of request body for a retry (never more than 64 KiB). */
+    void replayLimit(long bytes) {
+        replayLimit = Math.min(MAX_REPLAY, bytes);
+    }
+
+    /** Sends the request head {@code h} (as the proxy built it for {@code host}) to a stream on a pooled connection to {@code host}. */
+    void start(io.netty.bootstrap.Bootstrap template, Host host, ClusterConfig cluster, Http2Headers h, boolean endStream) {
         pending.add(new DefaultHttp2HeadersFrame(h, endStream));
         this.template = template;
         this.host = host;
@@ -80,6 +79,9 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
             return;
         }
         if (s == null) {
+            if (policyRetry(RetryPolicy.Failure.CONNECT_FAILURE, 0, false)) {
+                return; // the proxy restarts this forwarder after the back-off
+            }
             done = true;
             releasePending();
             proxy.forwardFailed(RequestOutcome.CONNECT_FAILURE);
@@ -177,9 +179,14 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
                 if (s != null && s.length() == 3 && s.charAt(0) == '1') {
                     return; // interim responses are not relayed
                 }
+                int st = s == null ? 0 : parse(s);
+                if (st >= 500 && policyRetry(RetryPolicy.Failure.STATUS, st, false)) {
+                    return; // the 5xx is not relayed: the request goes to another host after the back-off
+                }
                 responseStarted = true;
                 dropReplay();
-                status = s == null ? 0 : parse(s);
+                status = st;
+                proxy.responseHeaders(f.headers()); // traffic: echoed request id, response header rules
             }
             client.write(new DefaultHttp2HeadersFrame(f.headers(), f.isEndStream()), client.voidPromise());
             if (f.isEndStream()) {
@@ -195,6 +202,10 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
         } else if (msg instanceof Http2ResetFrame r) {
             if (r.errorCode() == Http2Error.REFUSED_STREAM.code() && ctx.channel() == upstream && retry()) {
                 return;
+            }
+            if (!responseStarted && policyRetry(RetryPolicy.Failure.RESET, 0,
+                    r.errorCode() == Http2Error.REFUSED_STREAM.code())) {
+                return; // the retry policy's attempt on another host, after the back-off
             }
             upstreamReset(r.errorCode());
         } else {
@@ -217,6 +228,11 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
         if (!done && ctx.channel() == upstream) { // closed without an end: the connection failed or GOAWAY left this stream out
+            // the connection was lost or a GOAWAY left the stream out; which one is not known here, so the
+            // policy sees a reset (idempotent methods), not a refusal (any method)
+            if (!responseStarted && policyRetry(RetryPolicy.Failure.RESET, 0, false)) {
+                return;
+            }
             upstreamReset(Http2Error.REFUSED_STREAM.code());
         }
     }
@@ -230,7 +246,7 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
     private void send(Object m) {
         if (replay != null) {
             long n = m instanceof Http2DataFrame d ? d.content().readableBytes() : 0;
-            if (replayBytes + n > MAX_REPLAY) {
+            if (replayBytes + n > replayLimit) {
                 dropReplay();
             } else {
                 replayBytes += n;
@@ -258,6 +274,44 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
             return false;
         }
         refusedRetries++;
+        requeue();
+        H2UpstreamPool.current().open(template, host, cluster, this, this::attached);
+        return true;
+    }
+
+    /**
+     * The attempt failed before its response: if what was sent is still kept (the whole request so
+     * far, up to 64 KiB) and the proxy's retry policy takes it, the kept frames are queued again
+     * and the current upstream stream (if any) closed; the proxy calls {@link #restart} after the back-off.
+     */
+    private boolean policyRetry(RetryPolicy.Failure f, int status, boolean refused) {
+        if (replay == null || responseStarted || done || !proxy.retryForward(f, status, refused)) {
+            return false;
+        }
+        requeue();
+        client.channel().config().setAutoRead(false); // DATA waits in pending until the next stream
+        return true;
+    }
+
+    /**
+     * The proxy's retry after its back-off: the kept request again, on a stream to {@code next}
+     * with head {@code h} (the first frame's end-of-stream flag kept).
+     */
+    void restart(Host next, Http2Headers h) {
+        if (done) {
+            return;
+        }
+        Object first = pending.peekFirst();
+        if (first instanceof Http2HeadersFrame f) {
+            pending.pollFirst();
+            pending.addFirst(new DefaultHttp2HeadersFrame(h, f.isEndStream()));
+        }
+        this.host = next;
+        H2UpstreamPool.current().open(template, next, cluster, this, this::attached);
+    }
+
+    /** The kept frames (then what is still pending) become the pending frames again; the old upstream stream closes. */
+    private void requeue() {
         ArrayDeque<Object> again = new ArrayDeque<>(replay.size());
         Object m;
         while ((m = replay.poll()) != null) {
@@ -269,9 +323,9 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
         pending.addAll(again);
         Http2StreamChannel old = upstream;
         upstream = null;
-        old.close();
-        H2UpstreamPool.current().open(template, host, cluster, this, this::attached);
-        return true;
+        if (old != null) {
+            old.close();
+        }
     }
 
     private void upstreamReset(long code) {

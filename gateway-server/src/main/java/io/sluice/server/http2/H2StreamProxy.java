@@ -40,6 +40,16 @@ import io.sluice.core.config.RouteRules;
 import io.sluice.server.http.LocalAnswers;
 import io.sluice.server.route.Route;
 import io.sluice.server.route.RouteTable;
+import io.sluice.server.route.RouteTraffic;
+import io.sluice.server.http.rules.HeaderRuleSet;
+import io.sluice.server.http.rules.TrafficHeaders;
+import io.sluice.server.policy.ClusterPolicies;
+import io.sluice.server.policy.breaker.CircuitBreaker;
+import io.sluice.server.policy.ratelimit.RouteLimits;
+import io.sluice.server.policy.retry.AttemptHeader;
+import io.sluice.server.policy.retry.RetryPolicy;
+import io.sluice.server.policy.retry.RetryState;
+import io.sluice.core.config.RequestTracing;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
@@ -110,6 +120,27 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
     private long lastBodyAt;
     /** http2: the stream goes to an h2c upstream frame by frame ({@link H2Forward}); null = HTTP/1.1 upstream. */
     private H2Forward h2Upstream;
+
+    // ---- policies (docs/http2.md "what works per stream"): null/false unless the route or cluster configures them
+    /** The breakers and retry counters of the chosen cluster. */
+    private ClusterPolicies policies;
+    /** Holds a max_requests slot / a max_pending_requests slot of {@link #policies}. */
+    private boolean requestSlot;
+    private boolean pendingSlot;
+    /** Retry state: only with a retry policy or a per-host limit (else null: one plain pick). */
+    private RetryState retry;
+    /** Request ids, trace context, header rules: only with tracing or header rules (else null). */
+    private TrafficHeaders trafficHeaders;
+    /** The request as received (for the head of a retry attempt) and what the head is built from. */
+    private Http2Headers received;
+    private String authority;
+    private String forward;
+    /** The current upstream attempt; callbacks of an earlier one are stale. */
+    private int attemptId;
+    /** With a retry policy: the route timeout bounding all attempts (0: not armed yet). */
+    private long overallDeadline;
+    /** The route's mirrors of this request (HTTP/1.1 upstreams; docs/traffic.md), or null. */
+    private io.sluice.server.http.Mirror mirror;
 
     H2StreamProxy(H2Connection conn) {
         this.conn = conn;
@@ -279,6 +310,16 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
             respondError(404, "no route for " + method + " " + path + " on host " + authority, RequestOutcome.NO_ROUTE);
             return;
         }
+        RouteLimits limits = route.rateLimits(); // rate limits (docs/rate-limits.md): 429, gRPC UNAVAILABLE
+        if (limits != null) {
+            long wait = limits.decideHttp(fields, ctx.channel().parent() != null
+                    ? ctx.channel().parent().remoteAddress() : ctx.channel().remoteAddress());
+            if (wait != RouteLimits.ALLOWED) {
+                respondError(429, "rate limited on route " + route.name(), RequestOutcome.RATE_LIMITED,
+                        Long.toString(RouteLimits.retryAfterSeconds(wait)));
+                return;
+            }
+        }
         if (route.cluster() == null) { // route rules: a redirect or direct response, no cluster
             respondLocal(authority, target);
             return;
@@ -294,27 +335,29 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
                     RequestOutcome.BODY_TOO_LARGE);
             return;
         }
-        cluster = route.cluster();
-        host = cluster.pick();
-        if (host == null) {
-            respondError(503, "no healthy host in cluster " + cluster.name(), RequestOutcome.NO_HEALTHY_HOST);
-            return;
+        if (!admit(h, fields)) {
+            return; // answered: breaker overflow or no healthy host
         }
         CharSequence expect = h.get("expect");
         if (expect != null && !endStream && AsciiString.contentEqualsIgnoreCase("100-continue", expect)) {
             // like the HTTP/1.1 path (and nginx): the gateway itself invites the body once it knows where it goes
             ctx.writeAndFlush(new DefaultHttp2HeadersFrame(new DefaultHttp2Headers().status("100"), false), ctx.voidPromise());
         }
-        String forward = path.equals(rawPath) ? target : path + query;
+        String fwd = path.equals(rawPath) ? target : path + query;
         if (route.rewrites()) {
-            forward = route.rewrite(forward);
+            fwd = route.rewrite(fwd);
         }
-        String hostValue = !options.preserveHost() ? host.address() : authority;
+        this.forward = fwd;
+        this.authority = authority;
+        this.received = h;
         if (cluster.config().upstreamProtocol() == io.sluice.core.config.UpstreamProtocol.H2C) { // http2: h2c upstream
             host.requestStarted();
             state = State.PROXYING;
             requestComplete = endStream;
             h2Upstream = new H2Forward(this, ctx);
+            if (retry != null && retry.policy() != null) {
+                h2Upstream.replayLimit(retry.policy().maxBodyBytes());
+            }
             if (grpc) { // the gateway's deadline too: grpc-timeout capped by the route timeout
                 long t = Grpc.timeoutNanos(h.get("grpc-timeout"));
                 if (t >= 0) {
@@ -322,15 +365,15 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
                     timer.arm(callDeadline);
                 }
             }
-            h2Upstream.start(conn.pool.template(), host, cluster.config(), h, endStream, forward, hostValue);
+            h2Upstream.start(conn.pool.template(), host, cluster.config(), upstreamHeaders(host), endStream);
             return;
         }
         chunked = !endStream && contentLength < 0;
-        boolean xf = options.xForwarded();
-        head = H2Translation.requestHead(ctx.alloc(), method, forward, hostValue, h, chunked,
-                xf ? (conn.clientIp() == null ? "unknown" : conn.clientIp()) : null, xf && conn.trusted(options), authority);
-        if (tls != null) { // TLS: the verified identity replaces the client's field; X-Forwarded-Proto https
-            head = tls.rewrite(ctx.alloc(), head);
+        head = requestHead(host);
+        RouteTraffic traffic = route.traffic();
+        if (traffic != null && traffic.mirrors() != null) { // request mirroring (docs/traffic.md)
+            mirror = io.sluice.server.http.Mirror.begin(traffic.mirrors(), contentLength, endStream, conn.pool,
+                    conn.scheduler, this::shadowHead);
         }
         host.requestStarted();
         if (grpc) {
@@ -348,6 +391,252 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
         } else {
             connect();
         }
+    }
+
+    // ---------------------------------------------------------------- policies (as HttpProxyHandler)
+
+    /**
+     * The cluster (a weighted split's side, by hash key when sticky), its {@code max_requests}
+     * breaker, and the host (the hash key's, below {@code max_host_requests}). False: answered
+     * (503 with {@code x-sluice-overloaded} / gRPC UNAVAILABLE). Without traffic rules, a retry
+     * policy or a per-host limit this is the route's cluster, one counter and one pick.
+     */
+    private boolean admit(Http2Headers h, java.util.function.Function<String, String> fields) {
+        RouteTraffic traffic = route.traffic();
+        long key = io.sluice.lb.Hashing.NO_KEY;
+        if (traffic == null) {
+            cluster = route.cluster();
+            policies = route.policies();
+        } else { // weighted clusters, hash balancing (docs/traffic.md)
+            key = traffic.key(fields, null, conn::clientIp);
+            cluster = traffic.cluster(route.cluster(), key);
+            policies = route.policiesFor(cluster);
+        }
+        CircuitBreaker br = policies.breaker();
+        if (!br.tryRequest()) {
+            respondError(503, "cluster " + cluster.name() + " is at its max_requests limit", RequestOutcome.OVERLOADED);
+            return false;
+        }
+        requestSlot = true;
+        RetryPolicy rp = route.retryPolicy();
+        if (rp != null || br.config().maxHostRequests() != 0) {
+            retry = new RetryState();
+            retry.begin(rp, policies);
+            host = retry.pick(cluster, key);
+            if (host == null && retry.pickOverflowed()) {
+                respondError(503, "every host of cluster " + cluster.name() + " is at its max_host_requests limit",
+                        RequestOutcome.OVERLOADED);
+                return false;
+            }
+        } else {
+            host = RouteTraffic.pick(cluster, key);
+        }
+        if (host == null) {
+            respondError(503, "no healthy host in cluster " + cluster.name(), RequestOutcome.NO_HEALTHY_HOST);
+            return false;
+        }
+        return true;
+    }
+
+    private TrafficHeaders trafficHeaders() {
+        if (trafficHeaders == null) {
+            trafficHeaders = new TrafficHeaders();
+        }
+        return trafficHeaders;
+    }
+
+    /** The Host / :authority for {@code h}: the route's host rewrite, else the upstream's address unless preserve_host. */
+    private String hostValue(Host h) {
+        return route.hostFor(h, !options.preserveHost() ? h.address() : authority);
+    }
+
+    /**
+     * The HTTP/1.1 request head for {@code h} (translation, X-Forwarded-*, ids, trace context, header
+     * rules, the client identity, the attempt count), built again for every attempt.
+     */
+    private ByteBuf requestHead(Host h) {
+        boolean xf = options.xForwarded();
+        ByteBuf out = H2Translation.requestHead(ctx.alloc(), method, forward, hostValue(h), received, chunked,
+                xf ? (conn.clientIp() == null ? "unknown" : conn.clientIp()) : null, xf && conn.trusted(options), authority);
+        HeaderRuleSet rules = route.requestRules(cluster);
+        RequestTracing tracing = options.tracing();
+        if (rules != null || tracing != null) { // route rules: ids, trace context, header rules
+            out = trafficHeaders().request(ctx.alloc(), out, received.get("x-request-id"), received.get("traceparent"),
+                    tracing, rules, conn.clientIp(), route.name(), h.address());
+        }
+        io.sluice.server.tls.TlsRequests tls = conn.tls();
+        if (tls != null) { // TLS: the verified identity replaces the client's field; X-Forwarded-Proto https
+            out = tls.rewrite(ctx.alloc(), out);
+        }
+        RetryPolicy p = retry == null ? null : retry.policy();
+        if (p != null && (retry.attempt() > 1 || p.includeAttemptCount())) {
+            out = AttemptHeader.add(ctx.alloc(), out, retry.attempt());
+        }
+        return out;
+    }
+
+    /** The HEADERS for an h2c upstream stream to {@code h}: the client's, with the route's path and authority, ids, rules, attempt. */
+    private Http2Headers upstreamHeaders(Host h) {
+        Http2Headers out = new DefaultHttp2Headers(true, received.size() + 2);
+        for (java.util.Map.Entry<CharSequence, CharSequence> e : received) {
+            out.add(e.getKey(), e.getValue());
+        }
+        out.path(forward);
+        out.authority(hostValue(h));
+        HeaderRuleSet rules = route.requestRules(cluster);
+        RequestTracing tracing = options.tracing();
+        if (rules != null || tracing != null) {
+            trafficHeaders().request(out, tracing, rules, conn.clientIp(), route.name(), h.address());
+        }
+        RetryPolicy p = retry == null ? null : retry.policy();
+        if (p != null && (retry.attempt() > 1 || p.includeAttemptCount())) {
+            out.set(AttemptHeader.NAME, Integer.toString(retry.attempt()));
+        }
+        return out;
+    }
+
+    /** The response header list for the client: the echoed request id and the response rules (in place; no-op without them). */
+    void responseHeaders(Http2Headers out) {
+        HeaderRuleSet rules = route.responseRules(cluster);
+        RequestTracing tracing = options.tracing();
+        if (rules != null || tracing != null) {
+            trafficHeaders().response(out, tracing, rules, conn.clientIp(), route.name(), host == null ? null : host.address());
+        }
+    }
+
+    private void releasePendingSlot() {
+        if (pendingSlot) {
+            pendingSlot = false;
+            policies.breaker().pending().release();
+        }
+    }
+
+    /** The HTTP/1.1 head of a mirror to {@code cluster}: as forwarded, with the {@code -shadow} host and {@code Connection: close}. */
+    private ByteBuf shadowHead(String cluster) {
+        boolean xf = options.xForwarded();
+        return io.sluice.server.http.Mirror.closing(ctx.alloc(), H2Translation.requestHead(ctx.alloc(), method, forward,
+                io.sluice.server.http.Mirror.shadowHost(authority), received, chunked,
+                xf ? (conn.clientIp() == null ? "unknown" : conn.clientIp()) : null, xf && conn.trusted(options), authority));
+    }
+
+    /**
+     * Writes a piece of the request upstream ({@code payload}: its body bytes, 0 for chunk framing),
+     * keeping it for a retry's replay and feeding the mirrors when they apply.
+     */
+    private void writeUp(ByteBuf b, int payload) {
+        if (retry != null) {
+            retry.keep(b);
+        }
+        if (mirror != null) {
+            io.sluice.server.http.Mirror.body(mirror, b, payload, false);
+        }
+        upstream.write(b, upstream.voidPromise());
+    }
+
+    /**
+     * HTTP/1.1 upstream: the current attempt failed ({@code f}; {@code status} for a response). If
+     * the route's policy retries it (the response not started, attempts left, the back-off ending
+     * before the route's deadline, the budget allowing it), leaves the attempt ({@code report} to
+     * outlier detection when not null) and schedules the next one. False: answer the failure.
+     */
+    private boolean retryAttempt(RetryPolicy.Failure f, int status, Outcome report) {
+        RetryPolicy p = retry == null ? null : retry.policy();
+        if (p == null || !retry.active() || responseStarted || state == State.DONE
+                || !p.retriesHttp(f, status, p.replaySafe(method))) {
+            return false;
+        }
+        long delay = p.backoffNanos(retry.attempt(), lc.retryJitter());
+        if (overallDeadline != 0 && ticker.nanoTime() + delay - overallDeadline >= 0) {
+            return false;
+        }
+        if (!retry.tryRetry()) {
+            return false;
+        }
+        if (upstream != null) {
+            detachUpstream().close();
+        }
+        if (report != null) {
+            cluster.onOutcome(host, report);
+        }
+        releasePendingSlot();
+        host.requestFinished();
+        host = null;
+        attemptId++;
+        connectDeadline = 0;
+        responseDeadline = 0;
+        state = State.CONNECTING; // DATA queues until the next attempt is connected
+        ctx.channel().config().setAutoRead(false);
+        int id = attemptId;
+        retry.backoff = conn.scheduler.schedule(() -> nextAttempt(id), delay);
+        return true;
+    }
+
+    /** The back-off is over: a host not tried yet, the head again, connect (the body is replayed once connected). */
+    private void nextAttempt(int id) {
+        if (id != attemptId || state != State.CONNECTING || host != null) {
+            return;
+        }
+        retry.backoff = null;
+        Host h = retry.pick(cluster);
+        if (h == null) {
+            releaseQueue();
+            respondError(503, "no host of cluster " + cluster.name() + " left to retry on",
+                    retry.pickOverflowed() ? RequestOutcome.OVERLOADED : RequestOutcome.NO_HEALTHY_HOST);
+            return;
+        }
+        host = h;
+        h.requestStarted();
+        releaseHead();
+        head = requestHead(h);
+        connect();
+    }
+
+    /**
+     * h2c upstream ({@link H2Forward}): the upstream stream failed before its response ({@code f};
+     * {@code status} for a 5xx head). If the policy retries it, the forwarder is restarted after
+     * the back-off on a host not tried yet ({@link H2Forward#restart}). False: fail as before.
+     */
+    boolean retryForward(RetryPolicy.Failure f, int status, boolean refused) {
+        RetryPolicy p = retry == null ? null : retry.policy();
+        if (p == null || state == State.DONE) {
+            return false;
+        }
+        boolean wanted = refused ? p.retriesRefusedStream()
+                : p.retriesHttp(f, status, p.replaySafe(method));
+        if (!wanted) {
+            return false;
+        }
+        long delay = p.backoffNanos(retry.attempt(), lc.retryJitter());
+        if (callDeadline != 0 && ticker.nanoTime() + delay - callDeadline >= 0) {
+            return false;
+        }
+        if (!retry.tryRetry()) {
+            return false;
+        }
+        cluster.onOutcome(host, f == RetryPolicy.Failure.STATUS ? Outcome.SERVER_ERROR
+                : f == RetryPolicy.Failure.CONNECT_FAILURE ? Outcome.CONNECT_FAILURE : Outcome.RESET);
+        host.requestFinished();
+        host = null;
+        int id = ++attemptId;
+        retry.backoff = conn.scheduler.schedule(() -> nextForward(id), delay);
+        return true;
+    }
+
+    private void nextForward(int id) {
+        if (id != attemptId || state == State.DONE || host != null) {
+            return;
+        }
+        retry.backoff = null;
+        Host h = retry.pick(cluster);
+        if (h == null) {
+            h2Upstream.cancel();
+            respondError(503, "no host of cluster " + cluster.name() + " left to retry on",
+                    retry.pickOverflowed() ? RequestOutcome.OVERLOADED : RequestOutcome.NO_HEALTHY_HOST);
+            return;
+        }
+        host = h;
+        h.requestStarted();
+        h2Upstream.restart(h, upstreamHeaders(h));
     }
 
     private static PathNormalizer.EscapedSlashes escapedSlashes(HttpOptions o) {
@@ -403,18 +692,18 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
                         ByteBuf size = ctx.alloc().buffer(10);
                         ByteBufUtil.writeAscii(size, Integer.toHexString(n));
                         size.writeBytes(CRLF);
-                        upstream.write(size, upstream.voidPromise());
-                        upstream.write(content, upstream.voidPromise());
-                        upstream.write(ctx.alloc().buffer(2).writeBytes(CRLF), upstream.voidPromise());
+                        writeUp(size, 0);
+                        writeUp(content, n);
+                        writeUp(ctx.alloc().buffer(2).writeBytes(CRLF), 0);
                     } else {
-                        upstream.write(content, upstream.voidPromise());
+                        writeUp(content, n);
                     }
                 } else {
                     d.release();
                 }
                 if (last) {
                     if (chunked) {
-                        upstream.write(ctx.alloc().buffer(5).writeBytes(LAST_CHUNK), upstream.voidPromise());
+                        writeUp(ctx.alloc().buffer(5).writeBytes(LAST_CHUNK), 0);
                     }
                     requestDone();
                 }
@@ -432,7 +721,7 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
             return;
         }
         if (chunked) {
-            upstream.write(H2Translation.trailerSection(ctx.alloc(), f.headers()), upstream.voidPromise());
+            writeUp(H2Translation.trailerSection(ctx.alloc(), f.headers()), 0);
         } // with a content-length the trailers cannot go on an HTTP/1.1 hop: dropped
         requestDone();
     }
@@ -440,10 +729,31 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
     private void requestDone() {
         requestComplete = true;
         lastBodyAt = 0;
-        if (!responseStarted) {
-            responseDeadline = ticker.nanoTime() + route.timeoutNanos();
-            timer.arm(responseDeadline);
+        if (mirror != null) { // the body is complete: the mirrors go
+            io.sluice.server.http.Mirror.body(mirror, io.netty.buffer.Unpooled.EMPTY_BUFFER, 0, true);
         }
+        if (!responseStarted) {
+            armResponseDeadline();
+        }
+    }
+
+    /** The route timeout; with a retry policy it bounds all attempts and a per-try timeout each. */
+    private void armResponseDeadline() {
+        long now = ticker.nanoTime();
+        long due = now + route.timeoutNanos();
+        RetryPolicy p = retry == null ? null : retry.policy();
+        if (p != null) {
+            if (overallDeadline == 0) {
+                overallDeadline = due;
+            } else {
+                due = overallDeadline;
+            }
+            if (p.perTryTimeoutNanos() != 0) {
+                due = Math.min(due - now, p.perTryTimeoutNanos()) + now;
+            }
+        }
+        responseDeadline = due;
+        timer.arm(responseDeadline);
     }
 
     /** The client reset the stream (RST_STREAM, e.g. a cancelled call): the upstream side goes too. */
@@ -471,25 +781,50 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
     private void connect() {
         state = State.CONNECTING;
         ctx.channel().config().setAutoRead(false);
+        // ---- resilience: max_pending_requests and max_connections (as HttpProxyHandler)
+        CircuitBreaker br = policies.breaker();
+        if (!br.pending().tryAcquire()) {
+            releaseQueue();
+            respondError(503, "cluster " + cluster.name() + " is at its max_pending_requests limit", RequestOutcome.OVERLOADED);
+            return;
+        }
+        pendingSlot = true;
+        if (!br.connections().tryAcquire()) {
+            releaseQueue();
+            respondError(503, "cluster " + cluster.name() + " is at its max_connections limit", RequestOutcome.OVERLOADED);
+            return;
+        }
         connectDeadline = ticker.nanoTime() + cluster.config().connectTimeout().toNanos();
         timer.arm(connectDeadline);
         Host target = host;
         ClusterBalancer c = cluster;
         HttpUpstreamPool pool = conn.pool;
-        pool.connect(target, c.config()).addListener((ChannelFuture f) -> onConnected(f, target, c, pool));
+        int id = attemptId;
+        pool.connect(target, c.config()).addListener((ChannelFuture f) -> {
+            if (f.isSuccess()) {
+                f.channel().closeFuture().addListener(x -> br.connections().release());
+            } else {
+                br.connections().release();
+            }
+            onConnected(f, target, c, pool, id);
+        });
     }
 
-    private void onConnected(ChannelFuture f, Host target, ClusterBalancer c, HttpUpstreamPool pool) {
-        if (state != State.CONNECTING || target != host) {
+    private void onConnected(ChannelFuture f, Host target, ClusterBalancer c, HttpUpstreamPool pool, int id) {
+        if (state != State.CONNECTING || target != host || id != attemptId) {
             if (f.isSuccess()) {
                 pool.release(target, f.channel(), c.config()); // the stream died meanwhile; keep the connection
             }
             return;
         }
         connectDeadline = 0;
+        releasePendingSlot();
         if (!f.isSuccess()) {
             boolean timeout = f.cause() instanceof ConnectTimeoutException;
             c.onOutcome(target, Outcome.CONNECT_FAILURE);
+            if (retryAttempt(RetryPolicy.Failure.CONNECT_FAILURE, 0, null)) {
+                return;
+            }
             releaseQueue();
             respondError(timeout ? 504 : 502, (timeout ? "timed out connecting to " : "cannot connect to ")
                     + target.address() + " of cluster " + c.name(),
@@ -498,7 +833,11 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
         }
         attach(f.channel());
         state = State.PROXYING;
+        boolean replay = retry != null && retry.hasReplay();
         writeHead();
+        if (replay) { // ---- resilience: a retry replays the body sent so far
+            retry.replay(b -> upstream.write(b, upstream.voidPromise()));
+        }
         Object m;
         while (state == State.PROXYING && (m = queue.poll()) != null) {
             if (m instanceof Http2DataFrame d) {
@@ -565,6 +904,11 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
                 resetStream(RequestOutcome.UPSTREAM_RESET);
                 return;
             }
+            if (retry != null && retry.active() && retryAttempt(RetryPolicy.Failure.STATUS, resp.status(), // ---- resilience
+                    resp.status() >= 500 ? Outcome.SERVER_ERROR : Outcome.SUCCESS)) {
+                resp.release();
+                return;
+            }
             responseStarted = true;
             responseDeadline = 0;
             status = resp.status();
@@ -573,6 +917,7 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
                 upstreamHandler.markDirty(ClusterMetrics.RETIRED_BODY_NOT_ALLOWED);
             }
             Http2Headers out = H2Translation.responseHeaders(resp);
+            responseHeaders(out); // traffic: echoed request id, response header rules
             boolean complete = resp.isComplete();
             resp.release();
             ctx.write(new DefaultHttp2HeadersFrame(out, complete), ctx.voidPromise());
@@ -594,7 +939,7 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
             abortUpstream(Outcome.RESET);
             if (responseStarted) {
                 resetStream(RequestOutcome.UPSTREAM_RESET);
-            } else {
+            } else if (!retryAttempt(RetryPolicy.Failure.RESET, 0, null)) {
                 respondError(502, "malformed response from upstream " + host.address() + ": " + err.reason(),
                         RequestOutcome.UPSTREAM_RESET);
             }
@@ -654,7 +999,7 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
         cluster.onOutcome(host, Outcome.RESET);
         if (responseStarted) {
             resetStream(RequestOutcome.UPSTREAM_RESET);
-        } else {
+        } else if (!retryAttempt(RetryPolicy.Failure.RESET, 0, null)) {
             respondError(502, "upstream " + host.address() + " closed the connection before responding",
                     RequestOutcome.UPSTREAM_RESET);
         }
@@ -708,6 +1053,10 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
             if (now - connectDeadline >= 0) {
                 connectDeadline = 0;
                 cluster.onOutcome(host, Outcome.CONNECT_FAILURE);
+                releasePendingSlot();
+                if (retryAttempt(RetryPolicy.Failure.CONNECT_FAILURE, 0, null)) {
+                    return;
+                }
                 releaseQueue();
                 respondError(504, "timed out connecting to " + host.address() + " of cluster " + cluster.name(),
                         RequestOutcome.CONNECT_TIMEOUT);
@@ -718,6 +1067,10 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
         if (state == State.PROXYING && responseDeadline != 0) {
             if (now - responseDeadline >= 0) {
                 abortUpstream(Outcome.TIMEOUT);
+                if (overallDeadline != 0 && now - overallDeadline < 0 // a per-try timeout
+                        && retryAttempt(RetryPolicy.Failure.TIMEOUT, 0, null)) {
+                    return;
+                }
                 respondError(504, "upstream " + host.address() + " did not respond within "
                         + TimeUnit.NANOSECONDS.toMillis(route.timeoutNanos()) + " ms", RequestOutcome.UPSTREAM_TIMEOUT);
                 return;
@@ -767,6 +1120,11 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
     }
 
     private void respondError(int code, String reason, RequestOutcome outcome) {
+        respondError(code, reason, outcome, null);
+    }
+
+    /** @param retryAfter the Retry-After seconds of a 429 (not for gRPC: UNAVAILABLE says it), or null */
+    private void respondError(int code, String reason, RequestOutcome outcome, String retryAfter) {
         state = State.DONE;
         drainReads();
         releaseQueue();
@@ -782,6 +1140,11 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
             byte[] body = (reason + "\n").getBytes(StandardCharsets.UTF_8);
             h.status(Integer.toString(code)).set("content-type", "text/plain; charset=utf-8")
                     .setInt("content-length", body.length);
+            if (outcome == RequestOutcome.OVERLOADED) { // the shed header, as HTTP/1.1's ErrorResponses.overloaded
+                h.set("x-sluice-overloaded", "true");
+            } else if (retryAfter != null) {
+                h.set("retry-after", retryAfter);
+            }
             finish(outcome, code);
             ctx.write(new DefaultHttp2HeadersFrame(h, false), ctx.voidPromise());
             ctx.write(new DefaultHttp2DataFrame(ctx.alloc().buffer(body.length).writeBytes(body), true), ctx.voidPromise());
@@ -831,7 +1194,22 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
         e.durationNanos = ticker.nanoTime() - start;
         e.host = host;
         e.bytesOut = bytesOut;
+        // ---- resilience: attempts, the retry state, the breaker slots
+        if (retry != null) {
+            e.attempts = retry.attempt();
+            retry.end(outcome == RequestOutcome.PROXIED && code < 500);
+        }
+        releasePendingSlot();
+        if (requestSlot) {
+            requestSlot = false;
+            policies.breaker().requestDone();
+        }
+        if (mirror != null) {
+            io.sluice.server.http.Mirror.exchangeEnded(mirror);
+            mirror = null;
+        }
         if (lc.accessLog() != null) {
+            e.traceId = trafficHeaders == null ? null : trafficHeaders.logId();
             e.client = conn.clientIp();
             e.target = method + " " + target;
         }

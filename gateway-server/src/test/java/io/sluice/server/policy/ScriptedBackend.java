@@ -21,30 +21,30 @@ import java.util.zip.CRC32;
  * Counts requests, requests in flight (and their peak) and the requests that carried
  * {@code x-sluice-attempt} values above 1.
  */
-final class ScriptedBackend implements AutoCloseable {
+public final class ScriptedBackend implements AutoCloseable {
 
-    enum Action { ECHO_CRC, STATUS_503, RESET, HOLD_THEN_ECHO }
+    public enum Action { ECHO_CRC, STATUS_503, RESET, HOLD_THEN_ECHO }
 
     @FunctionalInterface
-    interface Script {
+    public interface Script {
         Action on(int indexOnConnection, int indexOverall);
     }
 
-    final AtomicInteger requests = new AtomicInteger();
-    final AtomicInteger resets = new AtomicInteger();
-    final AtomicInteger retriedHeaders = new AtomicInteger();
-    final AtomicInteger inFlight = new AtomicInteger();
-    final AtomicInteger peakInFlight = new AtomicInteger();
-    final CountDownLatch release = new CountDownLatch(1);
+    public final AtomicInteger requests = new AtomicInteger();
+    public final AtomicInteger resets = new AtomicInteger();
+    public final AtomicInteger retriedHeaders = new AtomicInteger();
+    public final AtomicInteger inFlight = new AtomicInteger();
+    public final AtomicInteger peakInFlight = new AtomicInteger();
+    public final CountDownLatch release = new CountDownLatch(1);
     private final Script script;
     private final SocketServer server;
 
-    ScriptedBackend(Script script) throws IOException {
+    public ScriptedBackend(Script script) throws IOException {
         this.script = script;
         this.server = new SocketServer("scripted-backend", 256, (s, i) -> serve(s));
     }
 
-    int port() {
+    public int port() {
         return server.port();
     }
 
@@ -91,7 +91,7 @@ final class ScriptedBackend implements AutoCloseable {
         }
     }
 
-    static String crc(byte[] body) {
+    public static String crc(byte[] body) {
         CRC32 c = new CRC32();
         c.update(body);
         return body.length + ":" + Long.toHexString(c.getValue());

@@ -1,5 +1,6 @@
 package io.sluice.server.http.rules;
 
+import io.netty.util.AsciiString;
 import io.sluice.core.config.HeaderRules;
 
 import java.nio.charset.StandardCharsets;
@@ -26,11 +27,22 @@ public final class HeaderRuleSet {
     /** Header names to write, and their value parts (a String literal, or an Integer variable id). */
     final String[] names;
     final Object[][] values;
+    /** HTTP/2 (lower-case) spellings of {@link #drop} and {@link #names}. */
+    final AsciiString[] dropH2;
+    final AsciiString[] namesH2;
 
     private HeaderRuleSet(byte[][] drop, String[] names, Object[][] values) {
         this.drop = drop;
         this.names = names;
         this.values = values;
+        this.dropH2 = new AsciiString[drop.length];
+        for (int i = 0; i < drop.length; i++) {
+            dropH2[i] = new AsciiString(drop[i]);
+        }
+        this.namesH2 = new AsciiString[names.length];
+        for (int i = 0; i < names.length; i++) {
+            namesH2[i] = AsciiString.cached(names[i].toLowerCase(Locale.ROOT));
+        }
     }
 
     /** The compiled rules, or null when {@code rules} is null or empty (callers then do nothing). */

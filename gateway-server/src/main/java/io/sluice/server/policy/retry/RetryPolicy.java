@@ -27,6 +27,7 @@ public final class RetryPolicy {
     private final RetryPolicyConfig config;
     private final boolean connectFailure;
     private final boolean reset;
+    private final boolean refusedStream;
     private final boolean fiveXx;
     private final boolean gatewayError;
     private final boolean timeout;
@@ -45,6 +46,7 @@ public final class RetryPolicy {
         gatewayError = on.contains(RetryOn.GATEWAY_ERROR);
         reset = on.contains(RetryOn.RESET) || fiveXx || gatewayError;
         connectFailure = on.contains(RetryOn.CONNECT_FAILURE) || reset;
+        refusedStream = on.contains(RetryOn.REFUSED_STREAM) || reset;
         timeout = on.contains(RetryOn.TIMEOUT) || reset;
         if (on.contains(RetryOn.RETRIABLE_STATUS_CODES)) {
             for (int s : c.retriableStatusCodes()) {
@@ -97,6 +99,15 @@ public final class RetryPolicy {
             case TIMEOUT -> timeout && replaySafe;
             case STATUS -> replaySafe && retriesStatus(status);
         };
+    }
+
+    /**
+     * HTTP/2 upstream: whether a stream the server refused (RST_STREAM REFUSED_STREAM) is retried:
+     * {@code refused-stream}, or anything that retries resets. Safe for any method: a refused stream
+     * was not processed (RFC 9113 §8.7).
+     */
+    public boolean retriesRefusedStream() {
+        return refusedStream;
     }
 
     /** Whether a response status is retried (5xx, gateway errors, the listed statuses). */

@@ -46,6 +46,17 @@ class RetryPolicyTest {
         assertThat(codes.retriesHttp(RESET, 0, true)).isFalse();
     }
 
+    /** HTTP/2 upstreams: a refused stream was not processed, retried on refused-stream and on everything implying reset. */
+    @Test
+    void refusedStream() {
+        assertThat(of(RetryOn.REFUSED_STREAM).retriesRefusedStream()).isTrue();
+        assertThat(of(RetryOn.RESET).retriesRefusedStream()).isTrue();
+        assertThat(of(RetryOn.FIVE_XX).retriesRefusedStream()).isTrue();
+        assertThat(of(RetryOn.GATEWAY_ERROR).retriesRefusedStream()).isTrue();
+        assertThat(of(RetryOn.CONNECT_FAILURE).retriesRefusedStream()).isFalse();
+        assertThat(of(RetryOn.RETRIABLE_STATUS_CODES).retriesRefusedStream()).isFalse();
+    }
+
     @Test
     void methodsAndBolt() {
         RetryPolicy p = of(RetryOn.FIVE_XX);
