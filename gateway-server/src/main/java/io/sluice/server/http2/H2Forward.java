@@ -46,7 +46,10 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
     /** REFUSED_STREAM retries so far: a refused stream was not processed (RFC 9113 §8.7), so it is safe to send again. */
     private int refusedRetries;
     private static final int MAX_REFUSED_RETRIES = 3;
-    private io.netty.bootstrap.Bootstrap template;
+    private io.sluice.server.http.HttpUpstreamPool up;
+    /** The upstream stream was left out by the peer's GOAWAY (above its last-stream-id): never processed. */
+    private boolean goAwayRefused;
+    private io.sluice.server.metrics.UpstreamH2Metrics meters;
     private Host host;
     private ClusterConfig cluster;
     private static final long MAX_REPLAY = 64 * 1024;
@@ -57,7 +60,7 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
     }
 
     /** Sends the request head to a stream on a pooled connection to {@code host}. */
-    void start(io.netty.bootstrap.Bootstrap template, Host host, ClusterConfig cluster, Http2Headers received,
+    void start(io.sluice.server.http.HttpUpstreamPool up, Host host, ClusterConfig cluster, Http2Headers received,
                boolean endStream, String path, String authority) {
         Http2Headers h = new DefaultHttp2Headers(true, received.size());
         for (Map.Entry<CharSequence, CharSequence> e : received) {
@@ -66,13 +69,15 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
         h.path(path);
         h.authority(authority);
         pending.add(new DefaultHttp2HeadersFrame(h, endStream));
-        this.template = template;
+        this.up = up;
         this.host = host;
         this.cluster = cluster;
-        H2UpstreamPool.current().open(template, host, cluster, this, this::attached);
+        io.sluice.server.metrics.ClusterMetrics cm = up.clusterMeters(cluster.name());
+        this.meters = cm == null ? null : cm.h2();
+        H2UpstreamPool.current().open(up, host, cluster, this, this::attached);
     }
 
-    private void attached(Http2StreamChannel s) {
+    private void attached(Http2StreamChannel s, String failure) {
         if (done) {
             if (s != null) {
                 s.close();
@@ -82,7 +87,7 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
         if (s == null) {
             done = true;
             releasePending();
-            proxy.forwardFailed(RequestOutcome.CONNECT_FAILURE);
+            proxy.forwardFailed(RequestOutcome.CONNECT_FAILURE, failure);
             return;
         }
         upstream = s;
@@ -193,8 +198,13 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
                 complete();
             }
         } else if (msg instanceof Http2ResetFrame r) {
-            if (r.errorCode() == Http2Error.REFUSED_STREAM.code() && ctx.channel() == upstream && retry()) {
-                return;
+            if (r.errorCode() == Http2Error.REFUSED_STREAM.code() && ctx.channel() == upstream) {
+                if (meters != null) {
+                    meters.streamRefused();
+                }
+                if (retry()) {
+                    return;
+                }
             }
             upstreamReset(r.errorCode());
         } else {
@@ -215,8 +225,25 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
     }
 
     @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+        if (evt instanceof io.netty.handler.codec.http2.Http2GoAwayFrame && ctx.channel() == upstream) {
+            goAwayRefused = true; // the codec closes this stream next: the peer never processed it (RFC 9113 §6.8)
+        }
+        ReferenceCountUtil.release(evt);
+    }
+
+    @Override
     public void channelInactive(ChannelHandlerContext ctx) {
         if (!done && ctx.channel() == upstream) { // closed without an end: the connection failed or GOAWAY left this stream out
+            if (goAwayRefused) {
+                goAwayRefused = false;
+                if (meters != null) {
+                    meters.streamRefused();
+                }
+                if (retry()) { // on another connection: the draining one takes no new streams
+                    return;
+                }
+            }
             upstreamReset(Http2Error.REFUSED_STREAM.code());
         }
     }
@@ -270,7 +297,10 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
         Http2StreamChannel old = upstream;
         upstream = null;
         old.close();
-        H2UpstreamPool.current().open(template, host, cluster, this, this::attached);
+        if (meters != null) {
+            meters.streamMoved();
+        }
+        H2UpstreamPool.current().open(up, host, cluster, this, this::attached);
         return true;
     }
 
