@@ -40,12 +40,12 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
     private boolean responseStarted;
     private int status;
     private long bytesOut;
-    /** What was sent upstream, kept until the response starts so a REFUSED_STREAM can be retried (up to 3 times); null = not kept. */
+    /** What was sent upstream, kept until the response starts so a refused stream (REFUSED_STREAM, or left out by a GOAWAY) can be sent again once; null = not kept. */
     private ArrayDeque<Object> replay = new ArrayDeque<>(2);
     private long replayBytes;
     /** REFUSED_STREAM retries so far: a refused stream was not processed (RFC 9113 §8.7), so it is safe to send again. */
     private int refusedRetries;
-    private static final int MAX_REFUSED_RETRIES = 3;
+    private static final int MAX_REFUSED_RETRIES = 1;
     private io.sluice.server.http.HttpUpstreamPool up;
     /** The upstream stream was left out by the peer's GOAWAY (above its last-stream-id): never processed. */
     private boolean goAwayRefused;
@@ -279,7 +279,7 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
         }
     }
 
-    /** RST_STREAM REFUSED_STREAM before any response: the server did not process it (RFC 9113 §8.7): again on another stream, up to 3 times. */
+    /** RST_STREAM REFUSED_STREAM or a GOAWAY before any response: the server did not process it (RFC 9113 §8.7): again on another stream, once. */
     private boolean retry() {
         if (refusedRetries >= MAX_REFUSED_RETRIES || replay == null || responseStarted || done) {
             return false;

@@ -1,0 +1,90 @@
+package io.sluice.server.http2;
+
+import io.sluice.core.config.AdminConfig;
+import io.sluice.core.config.ClusterConfig;
+import io.sluice.core.config.GatewayConfig;
+import io.sluice.core.config.HostConfig;
+import io.sluice.core.config.ListenerConfig;
+import io.sluice.core.config.RouteConfig;
+import io.sluice.core.config.TransportConfig;
+import io.sluice.core.config.UpstreamProtocol;
+import io.sluice.server.Gateway;
+import io.sluice.server.testing.GatewayFixture;
+import org.junit.jupiter.api.Test;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * h2c upstream connections against a real Netty HTTP/2 server ({@link H2TestUpstream}): the peer's
+ * stream limit is honoured without a single refused stream (the codec's count decides, see
+ * {@link H2UpstreamPool}), and streams a GOAWAY left out move to a new connection while new streams
+ * avoid the draining one.
+ */
+class H2UpstreamMultiplexIT {
+
+    private static Gateway gateway(int port) {
+        ClusterConfig c = ClusterConfig.builder().name("up").hosts(new HostConfig("127.0.0.1", port, 1))
+                .upstreamProtocol(UpstreamProtocol.H2C).build();
+        return GatewayFixture.start(GatewayConfig.builder()
+                .listeners(ListenerConfig.builder().name("web").routes(RouteConfig.to("up")).build())
+                .clusters(c).admin(AdminConfig.disabled())
+                .transport(TransportConfig.builder().workerThreads(1).backlog(128).build())
+                .drainTimeout(Duration.ofSeconds(2)).build());
+    }
+
+    private static double counter(Gateway gw, String name) {
+        return gw.meterRegistry().get(name).tag("cluster", "up").counter().count();
+    }
+
+    @Test
+    void theUpstreamsStreamLimitIsHonouredWithoutRefusedStreams() throws Exception {
+        try (H2TestUpstream up = new H2TestUpstream(1); Gateway gw = gateway(up.port()); H2TestClient client = new H2TestClient(gw.port("web"))) {
+            List<H2TestClient.Response> rs = new ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                H2TestClient.Response r = new H2TestClient.Response();
+                if (i % 2 == 0) { // ends on the upstream's END_STREAM: the stream closes in the codec after our callback
+                    client.send(H2TestClient.get("/x" + i), null, r);
+                } else { // answered before the request ends: our RST_STREAM closes it once written
+                    client.send(H2TestClient.post("/early" + i), ("b" + i).getBytes(StandardCharsets.UTF_8), r);
+                }
+                rs.add(r);
+            }
+            for (H2TestClient.Response r : rs) {
+                assertThat(r.done.get(10, TimeUnit.SECONDS).status()).isEqualTo(200);
+            }
+            assertThat(up.maxActive.get()).isEqualTo(1);
+            assertThat(counter(gw, "sluice.upstream.h2.streams.refused")).isZero();
+            assertThat(up.connections.get()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void streamsAGoAwayLeftOutMoveToANewConnectionAndNewStreamsAvoidTheDrainingOne() throws Exception {
+        try (H2TestUpstream up = new H2TestUpstream(100); Gateway gw = gateway(up.port()); H2TestClient client = new H2TestClient(gw.port("web"))) {
+            H2TestClient.Response held = new H2TestClient.Response();
+            client.send(H2TestClient.get("/hold"), null, held); // stream 1 of upstream connection 0
+            await().atMost(Duration.ofSeconds(10)).until(() -> up.requests.size() == 1);
+            H2TestClient.Response refused = new H2TestClient.Response();
+            client.send(H2TestClient.get("/goaway"), null, refused); // stream 3: GOAWAY(last 1), never processed
+            assertThat(held.done.get(10, TimeUnit.SECONDS).bodyText()).startsWith("conn=0 ");
+            H2TestClient.Response moved = refused.done.get(10, TimeUnit.SECONDS);
+            assertThat(moved.status()).isEqualTo(200);
+            assertThat(moved.bodyText()).startsWith("conn=1 ");
+            // connection 0 is still open but draining: a new stream goes to connection 1
+            H2TestClient.Response next = new H2TestClient.Response();
+            client.send(H2TestClient.get("/next"), null, next);
+            assertThat(next.done.get(10, TimeUnit.SECONDS).bodyText()).startsWith("conn=1 ");
+            assertThat(counter(gw, "sluice.upstream.h2.goaway.received")).isEqualTo(1.0);
+            assertThat(counter(gw, "sluice.upstream.h2.streams.refused")).isEqualTo(1.0);
+            assertThat(counter(gw, "sluice.upstream.h2.streams.moved")).isEqualTo(1.0);
+            assertThat(up.connections.get()).isEqualTo(2);
+        }
+    }
+}
