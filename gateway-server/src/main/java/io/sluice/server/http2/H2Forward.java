@@ -319,7 +319,7 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
     private void complete() {
         done = true;
         client.flush();
-        if (upstream.isActive()) { // the request side is still open: RST_STREAM CANCEL ends it
+        if (upstream.isActive()) { // the request side is still open: the child's close sends RST_STREAM CANCEL
             upstream.close();
         }
         proxy.forwardEnded(RequestOutcome.PROXIED, status, bytesOut);

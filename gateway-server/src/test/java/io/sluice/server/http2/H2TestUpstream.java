@@ -54,6 +54,7 @@ final class H2TestUpstream implements AutoCloseable {
     final AtomicInteger connections = new AtomicInteger();
     final AtomicInteger pings = new AtomicInteger();
     final AtomicInteger active = new AtomicInteger();
+    /** The most requests one connection had open at once. */
     final AtomicInteger maxActive = new AtomicInteger();
     final AtomicInteger resets = new AtomicInteger();
     final ConcurrentLinkedQueue<Http2Headers> requests = new ConcurrentLinkedQueue<>();
@@ -116,13 +117,15 @@ final class H2TestUpstream implements AutoCloseable {
                 } else if (msg instanceof Http2HeadersFrame h && h.headers().method() != null) {
                     int id = h.stream().id();
                     requests.add(h.headers());
-                    maxActive.accumulateAndGet(active.incrementAndGet(), Math::max);
+                    active.incrementAndGet();
                     heads.put(id, h.headers());
+                    maxActive.accumulateAndGet(heads.size(), Math::max); // streams open on this connection
                     bodies.put(id, new ByteArrayOutputStream());
                     String path = h.headers().path().toString();
                     if (path.equals("/goaway") && index == 0 && !wentAway) {
                         wentAway = true;
                         active.decrementAndGet();
+                        heads.remove(id);
                         codec.goAway(ctx.pipeline().context(codec), id - 2, Http2Error.NO_ERROR.code(), ctx.alloc().buffer(0),
                                 ctx.newPromise());
                         ctx.flush();

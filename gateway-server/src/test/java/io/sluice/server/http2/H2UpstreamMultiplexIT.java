@@ -59,8 +59,22 @@ class H2UpstreamMultiplexIT {
             for (H2TestClient.Response r : rs) {
                 assertThat(r.done.get(10, TimeUnit.SECONDS).status()).isEqualTo(200);
             }
-            assertThat(up.maxActive.get()).isEqualTo(1);
+            assertThat(up.maxActive.get()).isEqualTo(1); // per connection (a full connection makes the pool open another)
             assertThat(counter(gw, "sluice.upstream.h2.streams.refused")).isZero();
+        }
+    }
+
+    /** An early answer ends the upstream stream with RST_STREAM: it holds no place under the limit of 1 afterwards. */
+    @Test
+    void anEarlyAnswerResetsTheRestOfTheRequestAndFreesItsPlace() throws Exception {
+        try (H2TestUpstream up = new H2TestUpstream(1); Gateway gw = gateway(up.port()); H2TestClient client = new H2TestClient(gw.port("web"))) {
+            H2TestClient.Response early = new H2TestClient.Response();
+            client.sendOpen(H2TestClient.post("/early"), early); // the request body never comes
+            assertThat(early.done.get(10, TimeUnit.SECONDS).status()).isEqualTo(200);
+            await().atMost(Duration.ofSeconds(10)).until(() -> up.resets.get() == 1); // RST_STREAM CANCEL for the rest
+            for (int i = 0; i < 3; i++) {
+                assertThat(client.exchange(H2TestClient.get("/after" + i), null).bodyText()).startsWith("conn=0 ");
+            }
             assertThat(up.connections.get()).isEqualTo(1);
         }
     }
