@@ -131,6 +131,16 @@ final class H2UpstreamPool {
         return out;
     }
 
+    /** PINGs sent and whether one awaits its ACK on the first connection to {@code host} (tests; event loop). */
+    String pingState(String cluster, Host host) {
+        List<Conn> list = conns.get(cluster + '/' + host.address());
+        if (list == null || list.isEmpty()) {
+            return "none";
+        }
+        Conn c = list.get(0);
+        return "sent=" + c.pingsSent + " awaiting=" + c.awaitingAck;
+    }
+
     private Conn connect(HttpUpstreamPool up, Host host, ClusterConfig cluster, List<Conn> list) {
         ClusterMetrics cm = up.clusterMeters(cluster.name());
         Conn c = new Conn(this, up, host, cluster, cm == null ? null : cm.h2());
@@ -240,6 +250,7 @@ final class H2UpstreamPool {
         private long lastActivity;
         private long pingSentAt;
         private boolean awaitingAck;
+        private int pingsSent;
 
         Conn(H2UpstreamPool pool, HttpUpstreamPool up, Host host, ClusterConfig cluster, UpstreamH2Metrics meters) {
             this.pool = pool;
@@ -418,6 +429,7 @@ final class H2UpstreamPool {
             long due = lastActivity + options.pingInterval().toNanos();
             if (now - due >= 0) {
                 awaitingAck = true;
+                pingsSent++;
                 pingSentAt = now;
                 channel.writeAndFlush(new DefaultHttp2PingFrame(now), channel.voidPromise());
                 pingTimer.arm(now + options.pingTimeout().toNanos());
