@@ -216,11 +216,6 @@ public final class ClusterMetrics implements AutoCloseable {
         return m != null ? m : registerH2();
     }
 
-    /** http2: the HTTP/2 upstream meters if any HTTP/2 connection was made (admin), else null. */
-    public UpstreamH2Metrics h2IfUsed() {
-        return h2;
-    }
-
     private synchronized UpstreamH2Metrics registerH2() {
         if (h2 == null) {
             h2 = removed ? UpstreamH2Metrics.detached(name) : new UpstreamH2Metrics(registry, name, this::add);

@@ -5,7 +5,6 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 
-import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 
@@ -80,11 +79,5 @@ public final class UpstreamH2Metrics {
 
     public void pingTimedOut() {
         pingTimeouts.increment();
-    }
-
-    /** For /clusters: connections, active streams, GOAWAYs, refused, moved, ping timeouts. */
-    public List<Long> snapshot() {
-        return List.of(connections.sum(), streams.sum(), (long) goAways.count(), (long) refused.count(),
-                (long) moved.count(), (long) pingTimeouts.count());
     }
 }

@@ -34,7 +34,7 @@ class H2UpstreamMultiplexIT {
                 .upstreamProtocol(UpstreamProtocol.H2C).build();
         return GatewayFixture.start(GatewayConfig.builder()
                 .listeners(ListenerConfig.builder().name("web").routes(RouteConfig.to("up")).build())
-                .clusters(c).admin(AdminConfig.disabled())
+                .clusters(c).admin(new AdminConfig(true, "127.0.0.1", 0))
                 .transport(TransportConfig.builder().workerThreads(1).backlog(128).build())
                 .drainTimeout(Duration.ofSeconds(2)).build());
     }
@@ -99,6 +99,17 @@ class H2UpstreamMultiplexIT {
             assertThat(counter(gw, "sluice.upstream.h2.streams.refused")).isEqualTo(1.0);
             assertThat(counter(gw, "sluice.upstream.h2.streams.moved")).isEqualTo(1.0);
             assertThat(up.connections.get()).isEqualTo(2);
+            // and /clusters says it (Prometheus: sluice_upstream_h2_goaway_received_total{cluster="up"} 1.0)
+            java.net.http.HttpResponse<String> clusters = java.net.http.HttpClient.newHttpClient().send(
+                    java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + gw.adminAddress().getPort() + "/clusters"))
+                            .timeout(Duration.ofSeconds(10)).build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+            assertThat(clusters.body()).containsPattern("\"goaway_received\"\\s*:\\s*1")
+                    .containsPattern("\"streams_moved\"\\s*:\\s*1").containsPattern("\"connections\"\\s*:\\s*2");
+            java.net.http.HttpResponse<String> metrics = java.net.http.HttpClient.newHttpClient().send(
+                    java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + gw.adminAddress().getPort() + "/metrics"))
+                            .timeout(Duration.ofSeconds(10)).build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+            assertThat(metrics.body()).contains("sluice_upstream_h2_goaway_received_total{cluster=\"up\"} 1.0",
+                    "sluice_upstream_h2_streams_moved_total{cluster=\"up\"} 1.0", "sluice_upstream_h2_connections{cluster=\"up\"} 2.0");
         }
     }
 }
