@@ -112,4 +112,17 @@ class H2UpstreamMultiplexIT {
                     "sluice_upstream_h2_streams_moved_total{cluster=\"up\"} 1.0", "sluice_upstream_h2_connections{cluster=\"up\"} 2.0");
         }
     }
+
+    /** HTTP/1.1 clients of an h2c cluster get a 502 saying so at once; nothing reaches the host. */
+    @Test
+    void http1ClientsOfAnHttp2ClusterGetA502SayingSo() throws Exception {
+        try (H2TestUpstream up = new H2TestUpstream(100); Gateway gw = gateway(up.port())) {
+            java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newBuilder().version(java.net.http.HttpClient.Version.HTTP_1_1)
+                    .build().send(java.net.http.HttpRequest.newBuilder(GatewayFixture.uri(gw, "/x")).timeout(Duration.ofSeconds(10)).build(),
+                            java.net.http.HttpResponse.BodyHandlers.ofString());
+            assertThat(r.statusCode()).isEqualTo(502);
+            assertThat(r.body()).contains("cluster up speaks HTTP/2 (upstream_protocol h2c)");
+            assertThat(up.connections.get()).isZero();
+        }
+    }
 }
