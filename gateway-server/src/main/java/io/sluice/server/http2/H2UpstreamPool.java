@@ -99,7 +99,7 @@ final class H2UpstreamPool {
         Conn pending = null;
         for (int i = 0; i < list.size(); i++) {
             Conn c = list.get(i);
-            if (c.goAway || c.failure != null || !c.channel.isActive() && c.ready) {
+            if (c.goAway || c.failure != null || !c.channel.isActive() && c.ready || c.stale(cluster)) {
                 continue;
             }
             if (!c.ready) {
@@ -259,6 +259,15 @@ final class H2UpstreamPool {
             this.cluster = cluster;
             this.meters = meters;
             this.options = cluster.http2();
+        }
+
+        /**
+         * Whether a reload changed how the cluster's hosts are reached (h2c / h2, its tls block): the
+         * connection then takes no new streams (those in flight finish on it).
+         */
+        boolean stale(ClusterConfig now) {
+            return now != cluster && (now.upstreamProtocol() != cluster.upstreamProtocol()
+                    || !java.util.Objects.equals(now.tls(), cluster.tls()));
         }
 
         /** Streams that count against the peer's limit. */

@@ -125,4 +125,20 @@ class H2UpstreamMultiplexIT {
             assertThat(up.connections.get()).isZero();
         }
     }
+
+    /** A reload that turns the cluster into {@code h2} (TLS) never sends its streams on the pooled clear-text connection. */
+    @Test
+    void aReloadToH2DoesNotReuseTheClearTextConnection() throws Exception {
+        try (H2TestUpstream up = new H2TestUpstream(100); Gateway gw = gateway(up.port()); H2TestClient client = new H2TestClient(gw.port("web"))) {
+            assertThat(client.exchange(H2TestClient.get("/before"), null).status()).isEqualTo(200);
+            ClusterConfig tls = ClusterConfig.builder().name("up").hosts(new HostConfig("127.0.0.1", up.port(), 1))
+                    .upstreamProtocol(UpstreamProtocol.H2)
+                    .tls(io.sluice.core.config.UpstreamTlsConfig.builder().verify(false).build()).build();
+            gw.reload(gw.config().toBuilder().clusters(tls).build());
+            H2TestClient.Response after = client.exchange(H2TestClient.get("/after"), null);
+            assertThat(after.status()).isEqualTo(502); // the host speaks clear text: the TLS handshake fails
+            assertThat(after.bodyText()).contains("TLS handshake with upstream");
+            assertThat(up.requests).hasSize(1);
+        }
+    }
 }
