@@ -32,6 +32,7 @@ import java.util.Set;
  * @param discovery         where the hosts come from when not (only) listed here: a registry, DNS or an
  *                          embedder's {@code HostSource}; null = the static {@code hosts}
  * @param headers           HTTP header rules of the cluster, applied before the route's (null = none)
+ * @param http2             http2: options of HTTP/2 upstream connections (PING keep-alive; null = defaults)
  */
 public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<HostConfig> hosts,
                             Duration connectTimeout, Duration responseTimeout, PoolConfig pool,
@@ -41,7 +42,8 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
                             HashLbConfig hashLb, RetryPolicyConfig retryPolicy,
                             CircuitBreakerConfig circuitBreakers, DiscoveryConfig discovery,
                             ClusterHeaders headers,
-                            UpstreamProtocol upstreamProtocol) { // http2: upstreamProtocol
+                            UpstreamProtocol upstreamProtocol,
+                            UpstreamHttp2Config http2) { // http2: upstreamProtocol, http2
 
     /**
      * HTTP header rules of a cluster, applied before those of the route that sent the request here.
@@ -82,10 +84,31 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         circuitBreakers = circuitBreakers == null ? CircuitBreakerConfig.defaults(protocol) : circuitBreakers;
         // http2: what the hosts speak; h2c only for HTTP clusters
         upstreamProtocol = upstreamProtocol == null ? UpstreamProtocol.HTTP1 : upstreamProtocol;
-        if (upstreamProtocol != UpstreamProtocol.HTTP1 && (protocol != Protocol.HTTP || tls != null)) {
-            throw new ConfigException("upstream_protocol", upstreamProtocol.jsonName(),
-                    "\"http1\" on a " + (tls != null ? "TLS" : "Bolt") + " cluster (h2c is HTTP/2 in clear text to HTTP hosts)");
+        http2 = http2 == null ? UpstreamHttp2Config.defaults() : http2;
+        if (upstreamProtocol != UpstreamProtocol.HTTP1 && protocol != Protocol.HTTP) {
+            throw new ConfigException("upstream_protocol", upstreamProtocol.jsonName(), "\"http1\" on a Bolt cluster");
         }
+        if (upstreamProtocol == UpstreamProtocol.H2C && tls != null) {
+            throw new ConfigException("upstream_protocol", upstreamProtocol.jsonName(),
+                    "\"h2\" or \"http1\" on a cluster with a tls block (h2c is HTTP/2 in clear text)");
+        }
+        if (upstreamProtocol == UpstreamProtocol.H2 && tls == null) {
+            throw new ConfigException("upstream_protocol", upstreamProtocol.jsonName(),
+                    "a cluster with a tls block (h2 is HTTP/2 over TLS; \"h2c\" is HTTP/2 in clear text)");
+        }
+    }
+
+    /** As the canonical constructor, with the default HTTP/2 upstream options. */
+    public ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<HostConfig> hosts,
+                         Duration connectTimeout, Duration responseTimeout, PoolConfig pool,
+                         HealthCheckConfig healthCheck, SlowStartConfig slowStart, OutlierConfig outlier,
+                         int panicThreshold, boolean warmUpAtBoot, int leastRequestChoices, double activeRequestBias,
+                         UpstreamTlsConfig tls, HashLbConfig hashLb, RetryPolicyConfig retryPolicy,
+                         CircuitBreakerConfig circuitBreakers, DiscoveryConfig discovery, ClusterHeaders headers,
+                         UpstreamProtocol upstreamProtocol) {
+        this(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck, slowStart, outlier,
+                panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias, tls, hashLb, retryPolicy,
+                circuitBreakers, discovery, headers, upstreamProtocol, null);
     }
 
     /** As the canonical constructor, without header rules, HTTP/1.1 to the hosts. */
@@ -194,6 +217,7 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         b.discovery = discovery;
         b.headers = headers;
         b.upstreamProtocol = upstreamProtocol; // http2
+        b.http2 = http2;
         return b;
     }
 
@@ -225,6 +249,7 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         private DiscoveryConfig discovery;
         private ClusterHeaders headers;
         private UpstreamProtocol upstreamProtocol; // http2
+        private UpstreamHttp2Config http2;
 
         private Builder() {
         }
@@ -338,6 +363,12 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
             return this;
         }
 
+        /** http2: options of HTTP/2 upstream connections (null: defaults). */
+        public Builder http2(UpstreamHttp2Config http2) {
+            this.http2 = http2;
+            return this;
+        }
+
         /** The hosts, given one by one. */
         public Builder hosts(HostConfig... hosts) {
             this.hosts = List.of(hosts);
@@ -345,7 +376,7 @@ public record ClusterConfig(String name, Protocol protocol, LbPolicy lb, List<Ho
         }
 
         public ClusterConfig build() {
-            return new ClusterConfig(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck, slowStart, outlier, panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias, tls, hashLb, retryPolicy, circuitBreakers, discovery, headers, upstreamProtocol);
+            return new ClusterConfig(name, protocol, lb, hosts, connectTimeout, responseTimeout, pool, healthCheck, slowStart, outlier, panicThreshold, warmUpAtBoot, leastRequestChoices, activeRequestBias, tls, hashLb, retryPolicy, circuitBreakers, discovery, headers, upstreamProtocol, http2);
         }
     }
 }

@@ -289,6 +289,7 @@ public final class AdminHandler extends SimpleChannelInboundHandler<FullHttpRequ
             cn.put("lb", c.config().lb().name().toLowerCase());
             cn.put("panic", c.panicking());
             BreakerStatus.json(cn, c); // resilience
+            UpstreamH2Status.json(cn, registry, c.name()); // http2: upstream HTTP/2 connections
             Function<String, Map<String, Object>> d = discovery;
             Map<String, Object> disc = d == null ? null : d.apply(c.name());
             if (disc != null) {

@@ -210,6 +210,9 @@ public final class ConfigJson {
         if (c.upstreamProtocol() != io.sluice.core.config.UpstreamProtocol.HTTP1) { // http2
             o.put("upstream_protocol", c.upstreamProtocol().jsonName());
         }
+        if (!c.http2().equals(io.sluice.core.config.UpstreamHttp2Config.defaults())) { // http2: PING keep-alive
+            o.putObject("http2").put("ping_interval", d(c.http2().pingInterval())).put("ping_timeout", d(c.http2().pingTimeout()));
+        }
         PolicyJson.render(o, c.retryPolicy()); // resilience
         PolicyJson.render(o, c.circuitBreakers());
         DiscoveryConfig dc = c.discovery();

@@ -384,11 +384,12 @@ public final class ConfigLoader {
         String up = o.string("upstream_protocol", "http1"); // http2: h2c upstreams
         io.sluice.core.config.UpstreamProtocol upstream = io.sluice.core.config.UpstreamProtocol.of(up);
         if (upstream == null) {
-            throw new ConfigException(o.at("upstream_protocol"), up, "\"http1\" or \"h2c\"");
+            throw new ConfigException(o.at("upstream_protocol"), up, "\"http1\", \"h2c\" or \"h2\"");
         }
+        io.sluice.core.config.UpstreamHttp2Config h2 = UpstreamH2Json.read(o.object("http2")); // http2
         o.finish();
         return build(o.path(), () -> new ClusterConfig(name, protocol, lb, hosts, connect, response, pool, hc, ss, outlier,
-                panic, warm, choices, bias, tls, hashLb, retry, breakers, discovery, headers, upstream));
+                panic, warm, choices, bias, tls, hashLb, retry, breakers, discovery, headers, upstream, h2));
     }
 
     /** {@code "discovery": {"type": "zookeeper", "address": ..., "service": ...}} (docs/discovery.md). */

@@ -391,6 +391,11 @@ final class HttpProxyHandler extends ChannelInboundHandlerAdapter implements Ups
             ex.cluster = traffic.cluster(ex.route.cluster(), key);
             ex.policies = ex.route.policiesFor(ex.cluster);
         }
+        if (ex.cluster.config().upstreamProtocol().http2()) { // http2: no HTTP/1.1 -> HTTP/2 translation yet (docs/http2.md)
+            respondError(HttpResponseStatus.BAD_GATEWAY, "cluster " + ex.cluster.name() + " speaks HTTP/2 (upstream_protocol "
+                    + ex.cluster.config().upstreamProtocol().jsonName() + "): only HTTP/2 clients can use it", RequestOutcome.CODEC_ERROR, false);
+            return;
+        }
         // ---- resilience: the cluster's max_requests breaker, then the retry state and the pick
         if (!ex.policies.breaker().tryRequest()) {
             respondError(HttpResponseStatus.SERVICE_UNAVAILABLE, "cluster " + ex.cluster.name()

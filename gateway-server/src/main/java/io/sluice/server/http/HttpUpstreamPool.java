@@ -66,9 +66,27 @@ public final class HttpUpstreamPool {
     /** A pool opening connections from {@code template} (tests: embedded channels on {@code loop}). */
     HttpUpstreamPool(EventLoop loop, Scheduler scheduler, Bootstrap template, Function<String, ClusterMetrics> meters) {
         this.sweeper = new ConnectionTimer(scheduler, this::onSweepTimer);
+        this.scheduler = scheduler;
         this.meters = meters;
         this.loop = loop;
         this.bootstrap = template;
+    }
+
+    private final Scheduler scheduler;
+
+    /** http2: what the multiplexed upstream connections of this loop need: its scheduler, upstream TLS and cluster meters. */
+    public Scheduler scheduler() {
+        return scheduler;
+    }
+
+    /** http2: the upstream TLS contexts (null in tests that build pools by hand). */
+    public UpstreamTlsContexts upstreamTls() {
+        return upstreamTls;
+    }
+
+    /** http2: the meters of cluster {@code name}, or null. */
+    public ClusterMetrics clusterMeters(String name) {
+        return meters.apply(name);
     }
 
     public EventLoop loop() {

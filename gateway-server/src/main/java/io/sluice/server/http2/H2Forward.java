@@ -39,13 +39,16 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
     private boolean responseStarted;
     private int status;
     private long bytesOut;
-    /** What was sent upstream, kept until the response starts so a REFUSED_STREAM can be retried (up to 3 times); null = not kept. */
+    /** What was sent upstream, kept until the response starts so a refused stream (REFUSED_STREAM, or left out by a GOAWAY) can be sent again once; null = not kept. */
     private ArrayDeque<Object> replay = new ArrayDeque<>(2);
     private long replayBytes;
     /** REFUSED_STREAM retries so far: a refused stream was not processed (RFC 9113 §8.7), so it is safe to send again. */
     private int refusedRetries;
-    private static final int MAX_REFUSED_RETRIES = 3;
-    private io.netty.bootstrap.Bootstrap template;
+    private static final int MAX_REFUSED_RETRIES = 1;
+    private io.sluice.server.http.HttpUpstreamPool up;
+    /** The upstream stream was left out by the peer's GOAWAY (above its last-stream-id): never processed. */
+    private boolean goAwayRefused;
+    private io.sluice.server.metrics.UpstreamH2Metrics meters;
     private Host host;
     private ClusterConfig cluster;
     private static final long MAX_REPLAY = 64 * 1024;
@@ -63,15 +66,17 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
     }
 
     /** Sends the request head {@code h} (as the proxy built it for {@code host}) to a stream on a pooled connection to {@code host}. */
-    void start(io.netty.bootstrap.Bootstrap template, Host host, ClusterConfig cluster, Http2Headers h, boolean endStream) {
+    void start(io.sluice.server.http.HttpUpstreamPool up, Host host, ClusterConfig cluster, Http2Headers h, boolean endStream) {
         pending.add(new DefaultHttp2HeadersFrame(h, endStream));
-        this.template = template;
+        this.up = up;
         this.host = host;
         this.cluster = cluster;
-        H2UpstreamPool.current().open(template, host, cluster, this, this::attached);
+        io.sluice.server.metrics.ClusterMetrics cm = up.clusterMeters(cluster.name());
+        this.meters = cm == null ? null : cm.h2();
+        H2UpstreamPool.current().open(up, host, cluster, this, this::attached);
     }
 
-    private void attached(Http2StreamChannel s) {
+    private void attached(Http2StreamChannel s, String failure) {
         if (done) {
             if (s != null) {
                 s.close();
@@ -84,7 +89,7 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
             }
             done = true;
             releasePending();
-            proxy.forwardFailed(RequestOutcome.CONNECT_FAILURE);
+            proxy.forwardFailed(RequestOutcome.CONNECT_FAILURE, failure);
             return;
         }
         upstream = s;
@@ -200,8 +205,13 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
                 complete();
             }
         } else if (msg instanceof Http2ResetFrame r) {
-            if (r.errorCode() == Http2Error.REFUSED_STREAM.code() && ctx.channel() == upstream && retry()) {
-                return;
+            if (r.errorCode() == Http2Error.REFUSED_STREAM.code() && ctx.channel() == upstream) {
+                if (meters != null) {
+                    meters.streamRefused();
+                }
+                if (retry()) {
+                    return;
+                }
             }
             if (!responseStarted && policyRetry(RetryPolicy.Failure.RESET, 0,
                     r.errorCode() == Http2Error.REFUSED_STREAM.code())) {
@@ -226,10 +236,27 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
     }
 
     @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+        if (evt instanceof io.netty.handler.codec.http2.Http2GoAwayFrame && ctx.channel() == upstream) {
+            goAwayRefused = true; // the codec closes this stream next: the peer never processed it (RFC 9113 §6.8)
+        }
+        ReferenceCountUtil.release(evt);
+    }
+
+    @Override
     public void channelInactive(ChannelHandlerContext ctx) {
         if (!done && ctx.channel() == upstream) { // closed without an end: the connection failed or GOAWAY left this stream out
-            // the connection was lost or a GOAWAY left the stream out; which one is not known here, so the
-            // policy sees a reset (idempotent methods), not a refusal (any method)
+            if (goAwayRefused) {
+                goAwayRefused = false;
+                if (meters != null) {
+                    meters.streamRefused();
+                }
+                if (retry()) { // on another connection: the draining one takes no new streams
+                    return;
+                }
+            }
+            // the connection was lost; which way is not known here, so the policy sees a reset
+            // (idempotent methods), not a refusal (any method)
             if (!responseStarted && policyRetry(RetryPolicy.Failure.RESET, 0, false)) {
                 return;
             }
@@ -268,14 +295,17 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
         }
     }
 
-    /** RST_STREAM REFUSED_STREAM before any response: the server did not process it (RFC 9113 §8.7): again on another stream, up to 3 times. */
+    /** RST_STREAM REFUSED_STREAM or a GOAWAY before any response: the server did not process it (RFC 9113 §8.7): again on another stream, once. */
     private boolean retry() {
         if (refusedRetries >= MAX_REFUSED_RETRIES || replay == null || responseStarted || done) {
             return false;
         }
         refusedRetries++;
         requeue();
-        H2UpstreamPool.current().open(template, host, cluster, this, this::attached);
+        if (meters != null) {
+            meters.streamMoved();
+        }
+        H2UpstreamPool.current().open(up, host, cluster, this, this::attached);
         return true;
     }
 
@@ -307,7 +337,7 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
             pending.addFirst(new DefaultHttp2HeadersFrame(h, f.isEndStream()));
         }
         this.host = next;
-        H2UpstreamPool.current().open(template, next, cluster, this, this::attached);
+        H2UpstreamPool.current().open(up, next, cluster, this, this::attached);
     }
 
     /** The kept frames (then what is still pending) become the pending frames again; the old upstream stream closes. */
@@ -343,7 +373,7 @@ final class H2Forward extends ChannelInboundHandlerAdapter {
     private void complete() {
         done = true;
         client.flush();
-        if (upstream.isActive()) { // the request side is still open: RST_STREAM CANCEL ends it
+        if (upstream.isActive()) { // the request side is still open: the child's close sends RST_STREAM CANCEL
             upstream.close();
         }
         proxy.forwardEnded(RequestOutcome.PROXIED, status, bytesOut);

@@ -350,7 +350,7 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
         this.forward = fwd;
         this.authority = authority;
         this.received = h;
-        if (cluster.config().upstreamProtocol() == io.sluice.core.config.UpstreamProtocol.H2C) { // http2: h2c upstream
+        if (cluster.config().upstreamProtocol().http2()) { // http2: h2c / h2 upstream
             host.requestStarted();
             state = State.PROXYING;
             requestComplete = endStream;
@@ -365,7 +365,7 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
                     timer.arm(callDeadline);
                 }
             }
-            h2Upstream.start(conn.pool.template(), host, cluster.config(), upstreamHeaders(host), endStream);
+            h2Upstream.start(conn.pool, host, cluster.config(), upstreamHeaders(host), endStream);
             return;
         }
         chunked = !endStream && contentLength < 0;
@@ -1174,10 +1174,15 @@ final class H2StreamProxy extends ChannelInboundHandlerAdapter implements Upstre
 
     /** http2: no response came from the h2c upstream: the gateway's own error (gRPC: UNAVAILABLE). */
     void forwardFailed(RequestOutcome outcome) {
+        forwardFailed(outcome, null);
+    }
+
+    /** As {@link #forwardFailed(RequestOutcome)}, naming why when known (TLS, ALPN, connect error). */
+    void forwardFailed(RequestOutcome outcome, String why) {
         if (state == State.DONE) {
             return;
         }
-        respondError(502, (outcome == RequestOutcome.CONNECT_FAILURE ? "cannot connect to " : "reset by ")
+        respondError(502, why != null ? why : (outcome == RequestOutcome.CONNECT_FAILURE ? "cannot connect to " : "reset by ")
                 + host.address() + " of cluster " + cluster.name(), outcome);
     }
 

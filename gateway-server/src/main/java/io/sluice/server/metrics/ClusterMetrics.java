@@ -208,6 +208,21 @@ public final class ClusterMetrics implements AutoCloseable {
         });
     }
 
+    private volatile UpstreamH2Metrics h2;
+
+    /** http2: the cluster's HTTP/2 upstream meters, registered on first use (clusters without HTTP/2 hosts export none). */
+    public UpstreamH2Metrics h2() {
+        UpstreamH2Metrics m = h2;
+        return m != null ? m : registerH2();
+    }
+
+    private synchronized UpstreamH2Metrics registerH2() {
+        if (h2 == null) {
+            h2 = removed ? UpstreamH2Metrics.detached(name) : new UpstreamH2Metrics(registry, name, this::add);
+        }
+        return h2;
+    }
+
     @Override
     public synchronized void close() {
         removed = true;

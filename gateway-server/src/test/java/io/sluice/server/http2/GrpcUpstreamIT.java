@@ -148,6 +148,9 @@ class GrpcUpstreamIT {
                 .transport(TransportConfig.builder().workerThreads(1).backlog(128).build())
                 .drainTimeout(Duration.ofSeconds(2)).build());
         ch = Grpc.newChannelBuilderForAddress("127.0.0.1", gw.port("web"), InsecureChannelCredentials.create()).build();
+        // warm up client, gateway and server: a cold server could get the gateway's cancel (HangShort, 400 ms)
+        // before it ran the call's handler, which then never registers its cancel handler
+        ClientCalls.blockingUnaryCall(ch, GrpcBytes.unary("test.Echo/Unary"), deadline(10_000), new byte[] {1});
     }
 
     @AfterAll

@@ -100,8 +100,17 @@ final class H2TestClient implements AutoCloseable {
         return new DefaultHttp2Headers().method("POST").scheme("http").authority("localhost").path(path);
     }
 
+    /** Opens a stream and sends the headers without ending the request (no body follows). */
+    Http2StreamChannel sendOpen(Http2Headers headers, Response r) throws InterruptedException {
+        return send(headers, null, r, false);
+    }
+
     /** Opens a stream and sends the headers (and the body, when not null, in one DATA frame). */
     Http2StreamChannel send(Http2Headers headers, byte[] body, Response r) throws InterruptedException {
+        return send(headers, body, r, body == null);
+    }
+
+    private Http2StreamChannel send(Http2Headers headers, byte[] body, Response r, boolean endWithHeaders) throws InterruptedException {
         Http2StreamChannel s = new Http2StreamChannelBootstrap(channel).handler(new SimpleChannelInboundHandler<Http2StreamFrame>() {
             @Override
             protected void channelRead0(ChannelHandlerContext ctx, Http2StreamFrame f) {
@@ -136,7 +145,7 @@ final class H2TestClient implements AutoCloseable {
                 r.done.complete(r);
             }
         }).open().sync().getNow();
-        s.write(new DefaultHttp2HeadersFrame(headers, body == null)).addListener(f -> {
+        s.write(new DefaultHttp2HeadersFrame(headers, endWithHeaders)).addListener(f -> {
             if (!f.isSuccess()) {
                 r.writeFailure = f.cause();
             }

@@ -38,4 +38,34 @@ class UpstreamProtocolConfigTest {
         assertThatThrownBy(() -> ConfigLoader.parse(config(", \"protocol\": \"bolt\", \"upstream_protocol\": \"h2c\""), "t"))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("upstream_protocol");
     }
+
+    @Test
+    void h2NeedsATlsBlockAndH2cMustNotHaveOne() {
+        assertThatThrownBy(() -> ConfigLoader.parse(config(", \"upstream_protocol\": \"h2\""), "t"))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("$.clusters[0].upstream_protocol")
+                .hasMessageContaining("h2").hasMessageContaining("tls block");
+        assertThatThrownBy(() -> ConfigLoader.parse(config(", \"upstream_protocol\": \"h2c\", \"tls\": {\"verify\": false}"), "t"))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("$.clusters[0].upstream_protocol")
+                .hasMessageContaining("h2c");
+        io.sluice.core.config.ClusterConfig c = ConfigLoader.parse(config(
+                ", \"upstream_protocol\": \"h2\", \"tls\": {\"verify\": false}"), "t").config().clusters().get(0);
+        assertThat(c.upstreamProtocol()).isEqualTo(UpstreamProtocol.H2);
+        assertThat(c.tls()).isNotNull();
+    }
+
+    @Test
+    void theHttp2BlockSetsPingKeepAliveAndRendersBack() {
+        io.sluice.core.config.GatewayConfig g = ConfigLoader.parse(config(
+                ", \"upstream_protocol\": \"h2c\", \"http2\": {\"ping_interval\": \"5m\", \"ping_timeout\": \"10s\"}"), "t").config();
+        io.sluice.core.config.UpstreamHttp2Config h = g.clusters().get(0).http2();
+        assertThat(h.pingInterval()).isEqualTo(java.time.Duration.ofMinutes(5));
+        assertThat(h.pingTimeout()).isEqualTo(java.time.Duration.ofSeconds(10));
+        assertThat(ConfigLoader.parse(io.sluice.server.config.ConfigJson.render(g), "t").config().clusters().get(0).http2())
+                .isEqualTo(h);
+        assertThat(ConfigLoader.parse(config(""), "t").config().clusters().get(0).http2().pings()).isFalse();
+        assertThatThrownBy(() -> ConfigLoader.parse(config(", \"http2\": {\"ping_timeout\": \"0s\"}"), "t"))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("$.clusters[0].http2.ping_timeout");
+        assertThatThrownBy(() -> ConfigLoader.parse(config(", \"http2\": {\"ping_every\": \"1s\"}"), "t"))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("$.clusters[0].http2.ping_every");
+    }
 }

@@ -89,11 +89,26 @@ public final class UpstreamSslContexts {
      * @throws ConfigException naming the field (relative to the tls object) and what is wrong
      */
     public static SslContext build(UpstreamTlsConfig c) {
+        return build(c, false);
+    }
+
+    /**
+     * As {@link #build(UpstreamTlsConfig)}; with {@code h2} the context offers ALPN {@code h2} only
+     * ({@code upstream_protocol: h2}: the peer must select it, docs/http2.md).
+     */
+    public static SslContext build(UpstreamTlsConfig c, boolean h2) {
         SslProvider provider = provider(c);
         SslContextBuilder b = SslContextBuilder.forClient().sslProvider(provider)
                 .protocols(c.protocols())
                 .sessionCacheSize(SESSION_CACHE_SIZE)
                 .sessionTimeout(SESSION_TIMEOUT_SECONDS);
+        if (h2) { // http2: ALPN h2 to the upstream
+            b.applicationProtocolConfig(new io.netty.handler.ssl.ApplicationProtocolConfig(
+                    io.netty.handler.ssl.ApplicationProtocolConfig.Protocol.ALPN,
+                    io.netty.handler.ssl.ApplicationProtocolConfig.SelectorFailureBehavior.NO_ADVERTISE,
+                    io.netty.handler.ssl.ApplicationProtocolConfig.SelectedListenerFailureBehavior.ACCEPT,
+                    io.netty.handler.ssl.ApplicationProtocolNames.HTTP_2));
+        }
         if (!c.ciphers().isEmpty()) {
             b.ciphers(c.ciphers(), IdentityCipherSuiteFilter.INSTANCE);
         }

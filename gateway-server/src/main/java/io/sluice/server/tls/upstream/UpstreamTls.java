@@ -38,6 +38,8 @@ public final class UpstreamTls {
     private final String cluster;
     private final UpstreamTlsConfig config;
     private final SslContext context;
+    /** http2: the context offering ALPN h2 ({@code upstream_protocol: h2}), null for other clusters. */
+    private final SslContext h2Context;
     final Object stamp;
     private final MeterRegistry registry;
     private final Counter succeeded;
@@ -46,9 +48,15 @@ public final class UpstreamTls {
     private final ConcurrentHashMap<String, String> failing = new ConcurrentHashMap<>();
 
     UpstreamTls(String cluster, UpstreamTlsConfig config, SslContext context, Object stamp, MeterRegistry registry) {
+        this(cluster, config, context, null, stamp, registry);
+    }
+
+    UpstreamTls(String cluster, UpstreamTlsConfig config, SslContext context, SslContext h2Context, Object stamp,
+                MeterRegistry registry) {
         this.cluster = cluster;
         this.config = config;
         this.context = context;
+        this.h2Context = h2Context;
         this.stamp = stamp;
         this.registry = registry;
         this.succeeded = registry == null ? null : counter("success", "ok");
@@ -64,6 +72,18 @@ public final class UpstreamTls {
 
     public SslContext context() {
         return context;
+    }
+
+    /** http2: the context offering ALPN {@code h2}, or null when the cluster is not {@code upstream_protocol: h2}. */
+    public SslContext h2Context() {
+        return h2Context;
+    }
+
+    /** http2: as {@link #addHandler}, offering ALPN {@code h2} (the caller checks {@link #h2Context()} first). */
+    public void addH2Handler(Channel ch, Host host, Duration handshakeTimeout) {
+        SslHandler h = h2Context.newHandler(ch.alloc(), peerName(host), host.port());
+        h.setHandshakeTimeoutMillis(Math.max(1, handshakeTimeout.toMillis()));
+        ch.pipeline().addLast(HANDLER, h);
     }
 
     /** The name sent as SNI and checked against the certificate: {@code sni}, else the host part of the address. */

@@ -84,18 +84,21 @@ public final class UpstreamTlsContexts {
                 continue;
             }
             Object stamp = stamp(t);
-            UpstreamTls have = reusable(current.get(c.name()), t, stamp);
+            boolean h2 = c.upstreamProtocol() == io.sluice.core.config.UpstreamProtocol.H2; // http2: ALPN h2 too
+            UpstreamTls have = reusable(current.get(c.name()), t, stamp, h2);
             if (have == null) {
-                have = reusable(prepared.get(c.name()), t, stamp);
+                have = reusable(prepared.get(c.name()), t, stamp, h2);
             }
             if (have == null) {
                 SslContext ctx;
+                SslContext h2ctx;
                 try {
                     ctx = UpstreamSslContexts.build(t);
+                    h2ctx = h2 ? UpstreamSslContexts.build(t, true) : null;
                 } catch (ConfigException e) {
                     throw e.under("$.clusters[" + i + "].tls");
                 }
-                have = new UpstreamTls(c.name(), t, ctx, stamp, registry);
+                have = new UpstreamTls(c.name(), t, ctx, h2ctx, stamp, registry);
                 describe(c.name(), t, ctx);
             }
             next.put(c.name(), have);
@@ -103,8 +106,8 @@ public final class UpstreamTlsContexts {
         return Map.copyOf(next);
     }
 
-    private static UpstreamTls reusable(UpstreamTls t, UpstreamTlsConfig config, Object stamp) {
-        return t != null && t.config().equals(config) && t.stamp.equals(stamp) ? t : null;
+    private static UpstreamTls reusable(UpstreamTls t, UpstreamTlsConfig config, Object stamp, boolean h2) {
+        return t != null && t.config().equals(config) && t.stamp.equals(stamp) && (t.h2Context() != null) == h2 ? t : null;
     }
 
     /** One line per context built; a warning when verification is off. */
