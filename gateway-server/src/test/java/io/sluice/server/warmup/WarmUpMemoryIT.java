@@ -7,6 +7,7 @@ import io.sluice.core.config.GatewayConfig;
 import io.sluice.core.config.HostConfig;
 import io.sluice.core.config.TransportConfig;
 import io.sluice.core.time.Ticker;
+import io.sluice.server.transport.Transport;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -26,7 +27,7 @@ class WarmUpMemoryIT {
 
     @Test
     void warmUpReleasesWhatItAllocated() {
-        PooledByteBufAllocator shared = PooledByteBufAllocator.DEFAULT;
+        PooledByteBufAllocator shared = (PooledByteBufAllocator) Transport.allocator(); // the pool every gateway channel uses
         PooledByteBufAllocatorMetric metric = shared.metric();
         assertThat(PlatformDependent.usedDirectMemory()).as("Netty counts its direct memory in this JVM").isGreaterThanOrEqualTo(0);
         // the first one also initialises classes, some with constant direct buffers (a few bytes): measure the second
