@@ -31,34 +31,31 @@ class WarmUpMemoryIT {
         PooledByteBufAllocatorMetric metric = shared.metric();
         assertThat(PlatformDependent.usedDirectMemory()).as("Netty counts its direct memory in this JVM").isGreaterThanOrEqualTo(0);
         // the first one also initialises classes, some with constant direct buffers (a few bytes): measure the second
-        Run first = warmUp();
-        assertThat(first.released().allocations()).as("the synthetic peers took their buffers from their own pool")
+        WarmUp.Released first = warmUp();
+        assertThat(first.allocations()).as("the synthetic peers took their buffers from their own pool")
                 .isPositive();
         long direct0 = PlatformDependent.usedDirectMemory();
         long pooled0 = metric.usedDirectMemory();
         long pinned0 = shared.pinnedDirectMemory();
         int caches0 = metric.numThreadLocalCaches();
 
-        Run second = warmUp();
+        WarmUp.Released second = warmUp();
 
-        assertThat(second.released().allocations()).isPositive();
-        assertThat(second.released().pool().refersTo(null)).as("the peers' pool is unreachable after the warm-up").isTrue();
-        assertThat(shared.pinnedDirectMemory()).as("shared pool: bytes in live buffers").isEqualTo(pinned0);
-        assertThat(metric.numThreadLocalCaches()).as("shared pool: thread caches").isEqualTo(caches0);
+        assertThat(second.allocations()).isPositive();
+        assertThat(second.pool().refersTo(null)).as("the peers' pool is unreachable after the warm-up").isTrue();
+        // "at most": a thread left by an earlier test in this JVM may end (and free) meanwhile; only growth is the warm-up's
+        assertThat(shared.pinnedDirectMemory()).as("shared pool: bytes in live buffers").isLessThanOrEqualTo(pinned0);
+        assertThat(metric.numThreadLocalCaches()).as("shared pool: thread caches").isLessThanOrEqualTo(caches0);
         long pooledGrowth = metric.usedDirectMemory() - pooled0;
         assertThat(pooledGrowth).as("shared pool: at most one chunk per warm-up event loop")
                 .isLessThanOrEqualTo((long) metric.chunkSize() * WarmUp.MAX_WORKERS);
         assertThat(PlatformDependent.usedDirectMemory() - direct0)
                 .as("Netty's direct memory grew by the shared pool's chunks only (nothing kept by another pool)")
-                .isEqualTo(pooledGrowth);
+                .isLessThanOrEqualTo(pooledGrowth);
     }
 
-    /** What the release step saw. */
-    private record Run(WarmUp.Released released) {
-    }
-
-    /** A warm-up of two rounds on the ticker. */
-    private static Run warmUp() {
+    /** A warm-up of two rounds on the ticker; returns what its release step saw. */
+    private static WarmUp.Released warmUp() {
         AtomicReference<WarmUp.Released> peers = new AtomicReference<>();
         AtomicLong now = new AtomicLong();
         Ticker ticker = now::get;
@@ -81,6 +78,6 @@ class WarmUpMemoryIT {
         assertThat(r.httpRequests()).isGreaterThan(0);
         assertThat(r.boltRequests()).isGreaterThan(0);
         assertThat(peers.get()).as("the peers' pool was released").isNotNull();
-        return new Run(peers.get());
+        return peers.get();
     }
 }
