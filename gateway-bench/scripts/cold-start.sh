@@ -101,7 +101,7 @@ run_one() { # variant rep
   case $v in
     warm) start gateway 0 java $GW_JAVA_OPTS -jar "$GW_JAR" -c "$RUN/gw.json";;
     cold) start gateway 0 java $GW_JAVA_OPTS -jar "$GW_JAR" -c "$RUN/gw.json" --no-warm-up;;
-    warm-lean) start gateway 0 env MALLOC_ARENA_MAX=2 java -XX:ActiveProcessorCount=1 $LEAN_OPTS -jar "$GW_JAR" -c "$RUN/gw.json";;
+    warm-lean) start gateway 0 env MALLOC_ARENA_MAX=1 java -XX:ActiveProcessorCount=1 $LEAN_OPTS -jar "$GW_JAR" -c "$RUN/gw.json";;
     haproxy-l4) start gateway 0 haproxy -db -f "$RUN/haproxy.cfg";;
     direct) ;;
   esac

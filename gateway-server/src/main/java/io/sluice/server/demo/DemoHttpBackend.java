@@ -2,6 +2,7 @@ package io.sluice.server.demo;
 
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
@@ -57,16 +58,34 @@ public final class DemoHttpBackend implements AutoCloseable {
     /** Starts a backend on the given group (not closed with the backend). */
     public static DemoHttpBackend start(Transport transport, EventLoopGroup group, String host, int port, String label)
             throws InterruptedException {
-        return start(transport, group, false, host, port, label);
+        return start(transport, group, false, host, port, label, null);
+    }
+
+    /**
+     * Starts a backend on the given group (not closed with the backend) whose connections take their
+     * buffers from {@code alloc} (the warm-up's own pool, released after it).
+     */
+    public static DemoHttpBackend start(Transport transport, EventLoopGroup group, String host, int port, String label,
+                                        ByteBufAllocator alloc) throws InterruptedException {
+        return start(transport, group, false, host, port, label, java.util.Objects.requireNonNull(alloc));
     }
 
     private static DemoHttpBackend start(Transport transport, EventLoopGroup group, boolean owns, String host, int port,
                                          String label) throws InterruptedException {
-        Channel ch = new ServerBootstrap()
+        return start(transport, group, owns, host, port, label, null);
+    }
+
+    private static DemoHttpBackend start(Transport transport, EventLoopGroup group, boolean owns, String host, int port,
+                                         String label, ByteBufAllocator alloc) throws InterruptedException {
+        ServerBootstrap b = new ServerBootstrap()
                 .group(group)
                 .channel(transport.serverChannel())
                 .option(ChannelOption.SO_REUSEADDR, true)
-                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childOption(ChannelOption.TCP_NODELAY, true);
+        if (alloc != null) {
+            b.option(ChannelOption.ALLOCATOR, alloc).childOption(ChannelOption.ALLOCATOR, alloc);
+        }
+        Channel ch = b
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel c) {

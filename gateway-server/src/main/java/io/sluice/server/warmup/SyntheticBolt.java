@@ -38,10 +38,13 @@ final class SyntheticBolt implements AutoCloseable {
         this.channel = channel;
     }
 
-    static SyntheticBolt start(Transport transport, EventLoopGroup group) throws InterruptedException {
+    static SyntheticBolt start(Transport transport, EventLoopGroup group, io.netty.buffer.ByteBufAllocator alloc)
+            throws InterruptedException {
         Channel ch = new ServerBootstrap()
                 .group(group)
                 .channel(transport.serverChannel())
+                .option(ChannelOption.ALLOCATOR, alloc)
+                .childOption(ChannelOption.ALLOCATOR, alloc)
                 .childOption(ChannelOption.TCP_NODELAY, true)
                 .childHandler(new ChannelInitializer<SocketChannel>() {
                     @Override

@@ -4,6 +4,8 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
@@ -62,6 +64,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * the synthetic backends), record in the real gateway's registry or access log (the private one has
  * its own registry and no access log), bind a configured listener address (it binds 127.0.0.1:0).
  * A warm-up that fails is logged once and skipped: the gateway starts anyway.
+ *
+ * <p>What it leaves behind (docs/perf/2026-11-25-footprint.md): compiled code and nothing else it can
+ * give back. The private gateway takes its buffers from the shared pool like the real one (the same
+ * code paths; its event loops' thread caches go with their threads, and the arena chunks they used
+ * are the ones the real event loops pick up next). The synthetic clients and backends take theirs
+ * from a pool of their own ({@link PeerBuffers}: the same buffer classes as the gateway's, so the
+ * JIT's type profiles of the shared codecs see only those), which is dropped and freed at the end,
+ * followed by one full collection of the warm-up's garbage ({@link #release}).
  */
 public final class WarmUp {
 
@@ -116,6 +126,7 @@ public final class WarmUp {
                 Math.min(MAX_WORKERS, Math.max(1, Transport.workerThreads(tc))), tc.backlog(), false);
         Transport transport = Transport.select(syntheticTransport);
         EventLoopGroup peers = transport.newGroup(1, "sluice-warm-up");
+        PeerBuffers peerBuffers = new PeerBuffers();
         List<AutoCloseable> backends = new ArrayList<>();
         Gateway gw = null;
         int rounds = 0;
@@ -126,10 +137,10 @@ public final class WarmUp {
             List<HostConfig> httpHosts = new ArrayList<>();
             List<HostConfig> boltHosts = new ArrayList<>();
             for (int i = 1; i <= 2; i++) {
-                DemoHttpBackend h = DemoHttpBackend.start(transport, peers, "127.0.0.1", 0, "warm-up");
+                DemoHttpBackend h = DemoHttpBackend.start(transport, peers, "127.0.0.1", 0, "warm-up", peerBuffers.alloc);
                 backends.add(h);
                 httpHosts.add(new HostConfig("127.0.0.1", h.port(), i));
-                SyntheticBolt b = SyntheticBolt.start(transport, peers);
+                SyntheticBolt b = SyntheticBolt.start(transport, peers, peerBuffers.alloc);
                 backends.add(b);
                 boltHosts.add(new HostConfig("127.0.0.1", b.port(), i));
             }
@@ -144,10 +155,10 @@ public final class WarmUp {
             do {
                 List<CompletableFuture<?>> done = new ArrayList<>();
                 for (int i = 0; i < HTTP_CONNECTIONS; i++) {
-                    done.add(httpClient(transport, peers, httpAddr, HTTP_REQUESTS_PER_CONNECTION, http, expired));
+                    done.add(httpClient(transport, peers, peerBuffers.alloc, httpAddr, HTTP_REQUESTS_PER_CONNECTION, http, expired));
                 }
                 for (int i = 0; i < BOLT_CONNECTIONS; i++) {
-                    done.add(boltClient(transport, peers, boltAddr, BOLT_REQUESTS_PER_CONNECTION, bolt, expired));
+                    done.add(boltClient(transport, peers, peerBuffers.alloc, boltAddr, BOLT_REQUESTS_PER_CONNECTION, bolt, expired));
                 }
                 CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)).get(ROUND_TIMEOUT_MS, TimeUnit.MILLISECONDS);
                 reg.scrape(); // the /metrics rendering
@@ -178,6 +189,9 @@ public final class WarmUp {
             }
             peers.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
         }
+        gw = null;
+        backends.clear();
+        release(peerBuffers);
         Result r = new Result(rounds, http.get(), bolt.get(), ticker.nanoTime() - start, failure);
         if (failure != null) {
             log.warn("{}; starting anyway", r);
@@ -186,6 +200,64 @@ public final class WarmUp {
         }
         return r;
     }
+
+    /**
+     * The synthetic peers' buffer pool: a {@link PooledByteBufAllocator} of one direct arena with the
+     * shared pool's page, chunk and cache sizes. Its event loop's thread cache is freed when that
+     * loop's thread ends; the arena's chunks when the allocator becomes unreachable (the arena's
+     * finalizer, run by {@link #release}).
+     */
+    static final class PeerBuffers {
+        PooledByteBufAllocator alloc = new PooledByteBufAllocator(true, 0, 1, PooledByteBufAllocator.defaultPageSize(),
+                PooledByteBufAllocator.defaultMaxOrder(), PooledByteBufAllocator.defaultSmallCacheSize(),
+                PooledByteBufAllocator.defaultNormalCacheSize(), PooledByteBufAllocator.defaultUseCacheForAllThreads());
+    }
+
+    /**
+     * What {@link #release} saw, for tests: the peers' pool (cleared once unreachable) and how many
+     * buffers its arena handed out (not counting those served from the thread cache).
+     */
+    record Released(java.lang.ref.Reference<PooledByteBufAllocator> pool, long allocations) {
+    }
+
+    /** Called after the peers' pool is dropped, before the real listeners bind; for tests. */
+    static volatile java.util.function.Consumer<Released> releaseObserver;
+
+    /**
+     * Gives back what the warm-up allocated and nothing after it uses: drops the peers' pool, then one
+     * full collection (Serial: a few tens of milliseconds, before anything accepts) takes the warm-up's
+     * objects out of the old generation and finds the pool unreachable, and its arenas' finalizers free
+     * their chunks; this waits (at most {@value #RELEASE_WAIT_MS} ms) until Netty's count of direct
+     * memory shows them freed. With {@code -XX:+DisableExplicitGC} that happens at a later collection.
+     */
+    static void release(PeerBuffers peerBuffers) {
+        long held = peerBuffers.alloc.metric().usedDirectMemory();
+        long allocations = peerBuffers.alloc.metric().directArenas().stream()
+                .mapToLong(io.netty.buffer.PoolArenaMetric::numAllocations).sum();
+        long before = io.netty.util.internal.PlatformDependent.usedDirectMemory();
+        java.lang.ref.WeakReference<PooledByteBufAllocator> ref = new java.lang.ref.WeakReference<>(peerBuffers.alloc);
+        peerBuffers.alloc = null;
+        System.gc();
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(RELEASE_WAIT_MS);
+        do {
+            System.runFinalization();
+            if (before < 0 || io.netty.util.internal.PlatformDependent.usedDirectMemory() <= before - held) {
+                break;
+            }
+            try {
+                Thread.sleep(5); // the reference handler has not queued the arenas for finalization yet
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        } while (System.nanoTime() < deadline && ref.refersTo(null));
+        java.util.function.Consumer<Released> o = releaseObserver;
+        if (o != null) {
+            o.accept(new Released(ref, allocations));
+        }
+    }
+
+    static final long RELEASE_WAIT_MS = 1_000;
 
     /** The private gateway: one HTTP and one Bolt listener on 127.0.0.1:0, two synthetic hosts each, no admin port. */
     static GatewayConfig syntheticConfig(List<HostConfig> httpHosts, List<HostConfig> boltHosts, TransportConfig transport) {
@@ -204,10 +276,11 @@ public final class WarmUp {
     private static final byte[] BODY = new byte[512];
 
     /** One connection: {@code n} keep-alive requests one after the other (GET, then POST with a body, alternating). */
-    static CompletableFuture<Void> httpClient(Transport t, EventLoopGroup group, InetSocketAddress to, int n, AtomicLong count,
-                                              java.util.function.BooleanSupplier expired) {
+    static CompletableFuture<Void> httpClient(Transport t, EventLoopGroup group, ByteBufAllocator alloc, InetSocketAddress to, int n,
+                                              AtomicLong count, java.util.function.BooleanSupplier expired) {
         CompletableFuture<Void> done = new CompletableFuture<>();
         new Bootstrap().group(group).channel(t.socketChannel()).option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.ALLOCATOR, alloc)
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel c) {
@@ -269,10 +342,11 @@ public final class WarmUp {
             "sofa_head_method_name", "ping");
 
     /** One connection: {@code n} Bolt v1 requests, {@value #BOLT_PIPELINE} in flight. */
-    static CompletableFuture<Void> boltClient(Transport t, EventLoopGroup group, InetSocketAddress to, int n, AtomicLong count,
-                                              java.util.function.BooleanSupplier expired) {
+    static CompletableFuture<Void> boltClient(Transport t, EventLoopGroup group, ByteBufAllocator alloc, InetSocketAddress to, int n,
+                                              AtomicLong count, java.util.function.BooleanSupplier expired) {
         CompletableFuture<Void> done = new CompletableFuture<>();
         new Bootstrap().group(group).channel(t.socketChannel()).option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.ALLOCATOR, alloc)
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel c) {
