@@ -2,8 +2,10 @@
 # Where a TLS handshake's CPU goes in the gateway, native frames included, next to nginx in the same
 # run (docs/perf/2026-11-25-tls-handshake.md). For each key type and mode:
 #   full     ab -c 16 without keep-alive: one full handshake per request (ab never resumes)
-#   resumed  openssl s_time -reuse: one connection at a time, each resuming the first one's
-#            session by ticket and sending one request (tickets on in both proxies)
+#   resumed  8 x openssl s_time -reuse in parallel (--resume-clients): each client one connection
+#            at a time, each connection resuming that client's first session by ticket and sending
+#            one request (tickets on in both proxies). One client alone leaves the proxy idle between
+#            connections: everything runs cold and both proxies cost about twice as much per handshake
 # the gateway is warmed up (--warmup SECS of the same load), then measured for -D SECS while
 # async-profiler samples it (event cpu, falling back to itimer where perf events are refused;
 # cstack=vm: Java and native frames in one stack), then nginx is measured with the same load.
@@ -22,6 +24,7 @@
 # openssl, jcmd, python3.
 # usage: tls-profile.sh [--out DIR] [-D SECS] [--warmup SECS] [--keys "ecdsa rsa"] [--modes "full resumed"]
 #                       [--tls "1.3 1.2"] [--targets "gateway nginx"] [--gateway-jar JAR] [--no-profile]
+#                       [--resume-clients N]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
@@ -34,6 +37,7 @@ MODES="full resumed"
 TLSV="1.3"
 TARGETS="gateway nginx"
 PROFILE=1
+RESUME_CLIENTS=8
 AP_VERSION=4.2
 GW_JAVA_OPTS=${GW_JAVA_OPTS:-"-XX:ActiveProcessorCount=1 -Xms256m -Xmx256m -XX:+UseParallelGC"}
 while [ $# -gt 0 ]; do
@@ -47,11 +51,13 @@ while [ $# -gt 0 ]; do
     --targets) TARGETS=$2; shift 2;;
     --gateway-jar) GW_JAR=$(realpath "$2"); shift 2;;
     --no-profile) PROFILE=0; shift;;
+    --resume-clients) RESUME_CLIENTS=$2; shift 2;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0;;
     *) echo "unknown option $1" >&2; exit 2;;
   esac
 done
-[[ $D =~ ^[0-9]+$ && $D -ge 1 && $D -le 120 && $WARM =~ ^[0-9]+$ && $WARM -le 300 ]] || { echo "bad -D/--warmup" >&2; exit 2; }
+[[ $D =~ ^[0-9]+$ && $D -ge 1 && $D -le 120 && $WARM =~ ^[0-9]+$ && $WARM -le 300 && $RESUME_CLIENTS =~ ^[0-9]+$ \
+   && $RESUME_CLIENTS -ge 1 && $RESUME_CLIENTS -le 64 ]] || { echo "bad -D/--warmup/--resume-clients" >&2; exit 2; }
 mkdir -p "$OUT/raw" "$OUT/run"
 OUT=$(realpath "$OUT")
 RUN=$OUT/run
@@ -134,14 +140,20 @@ port_of() { case $1 in gateway) echo 29543;; nginx) echo 28543;; esac; }
 load() { # mode tls port secs out
   case $1 in
     full) timeout $(( $4 + 60 )) taskset -c 1 ab -q -r -f "TLS$2" -c 16 -t "$4" -n 100000000 "https://127.0.0.1:$3/" >"$5" 2>&1 || true;;
-    resumed) timeout $(( $4 + 30 )) taskset -c 1 openssl s_time -connect "127.0.0.1:$3" -reuse -time "$4" -www / \
-               "-tls${2/./_}" -CAfile "$RUN/$KEY/cert.pem" >"$5" 2>&1 || true;;
+    resumed) local i pids=()
+             for i in $(seq "$RESUME_CLIENTS"); do
+               timeout $(( $4 + 30 )) taskset -c 1 openssl s_time -connect "127.0.0.1:$3" -reuse -time "$4" -www / \
+                 "-tls${2/./_}" -CAfile "$RUN/$KEY/cert.pem" >"$5.$i" 2>&1 &
+               pids+=($!)
+             done
+             wait "${pids[@]}" || true
+             for i in $(seq "$RESUME_CLIENTS"); do cat "$5.$i"; rm -f "$5.$i"; done >"$5";;
   esac
 }
 count() { # mode out -> handshakes done
   case $1 in
     full) awk '/^Complete requests:/ {c = $3} /^Failed requests:/ {f = $3} END {print c - f}' "$2";;
-    resumed) awk '/connections in [0-9.]+s/ && /reuse/ {print $1; exit} /connections in [0-9.]+s/ {n = $1} END {if (n != "") print n}' "$2" | tail -1;;
+    resumed) awk '/ connections in [0-9.]+s;/ {n += $1} END {print n + 0}' "$2";;
   esac
 }
 
