@@ -120,7 +120,11 @@ launch() { # target key tls mode
   "clusters": [ { "name": "b", "hosts": ["127.0.0.1:18190"] } ],
   "admin": { "enabled": true, "port": 29993 }, "transport": { "worker_threads": 1 } }
 EOF
-      start gateway 0 java $GW_JAVA_OPTS -jar "$GW_JAR" -c "$RUN/gw.json"; wait_port 29543;;
+      # Netty unpacks tcnative into a temp file and deletes it after loading: the profiler then
+      # cannot read its symbols (BoringSSL's functions). Kept in the run directory instead.
+      mkdir -p "$RUN/native"
+      start gateway 0 java $GW_JAVA_OPTS -Dio.netty.native.deleteLibAfterLoading=false -Dio.netty.native.workdir="$RUN/native" \
+        -jar "$GW_JAR" -c "$RUN/gw.json"; wait_port 29543;;
     nginx)
       cat >"$RUN/nginx.conf" <<EOF
 worker_processes 1; daemon off; pid $RUN/nginx.pid; error_log $RUN/nginx.err warn;
