@@ -71,6 +71,9 @@ public final class DownstreamTls implements AutoCloseable {
         if (provider == SslProvider.OPENSSL && config.sessionTickets() && !SessionTickets.available()) { // loads it off the event loop
             log.warn("listener {}: TLS 1.3 session tickets will leave with the first response (tcnative SSL not accessible)", listener);
         }
+        if (provider == SslProvider.OPENSSL && !config.sessionTickets() && !SessionTickets.canDisable()) {
+            log.warn("listener {}: session_tickets is false but TLS 1.3 tickets cannot be turned off (tcnative SSL not accessible)", listener);
+        }
         log.info("listener {}: TLS {} with {} certificate(s), client_auth {}, provider {}", listener,
                 config.protocols(), config.certificates().size(), config.clientAuth().jsonName(), provider);
         return t;
@@ -98,11 +101,15 @@ public final class DownstreamTls implements AutoCloseable {
      */
     public void addHandlers(ChannelPipeline p, String after) {
         TlsSnapshot s = current;
+        boolean noTickets = !s.config().sessionTickets();
         SniHandler sni = new SniHandler(this::select, 0) {
             @Override
             protected io.netty.handler.ssl.SslHandler newSslHandler(SslContext context, io.netty.buffer.ByteBufAllocator alloc) {
                 io.netty.handler.ssl.SslHandler h = super.newSslHandler(context, alloc);
                 h.setHandshakeTimeoutMillis(0); // the TLS_HANDSHAKE handler times the handshake on the listener's scheduler
+                if (noTickets) {
+                    SessionTickets.disable(h.engine()); // Netty re-enables TLS 1.3 tickets on every engine
+                }
                 return h;
             }
         };

@@ -4,6 +4,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.ssl.ReferenceCountedOpenSslEngine;
 import io.netty.handler.ssl.SslHandler;
 
+import javax.net.ssl.SSLEngine;
 import java.lang.invoke.MethodHandle;
 import java.nio.ByteBuffer;
 import java.lang.invoke.MethodHandles;
@@ -19,6 +20,11 @@ import java.lang.invoke.MethodType;
  * the gateway's delayed ACK of its Finished (about 40 ms per new connection), as nothing else
  * carried the ACK. TLS 1.2 tickets are part of the handshake flight and need none of this, nor does
  * the JDK provider (it writes tickets during the handshake).
+ *
+ * <p>{@link #disable} turns tickets off on a connection ({@code session_tickets: false}): Netty
+ * sets {@code SSL_OP_NO_TICKET} on its contexts but clears it again on every TLS 1.3 server engine
+ * (its {@code jdk.tls.server.enableSessionTicketExtension} default), so BoringSSL issued two TLS 1.3
+ * tickets per full handshake under keys of its own and resumed them, tickets "off" or not.
  */
 final class SessionTickets {
 
@@ -28,6 +34,9 @@ final class SessionTickets {
      */
     private static final MethodHandle WRITE = lookup("writeToSSL", MethodType.methodType(int.class, long.class, long.class, int.class));
     private static final MethodHandle CLEAR_ERROR = lookup("clearError", MethodType.methodType(void.class));
+    /** {@code io.netty.internal.tcnative.SSL.setOptions(long ssl, int options)} and {@code SSL_OP_NO_TICKET}. */
+    private static final MethodHandle SET_OPTIONS = lookup("setOptions", MethodType.methodType(void.class, long.class, int.class));
+    private static final int NO_TICKET = noTicket();
     private static final ByteBuffer KEEP = ByteBuffer.allocateDirect(1);
     /** Where the zero-byte write "reads" from: tcnative refuses a null address even for no bytes. */
     private static final long EMPTY = address();
@@ -84,5 +93,49 @@ final class SessionTickets {
             }
         }
         ctx.flush();
+    }
+
+    /**
+     * No session tickets on {@code engine}'s connection, in any TLS version: sets
+     * {@code SSL_OP_NO_TICKET} on its {@code SSL} again after Netty cleared it for TLS 1.3 (the
+     * context-wide way, {@code SSL_CTX_set_num_tickets}, is not in tcnative's BoringSSL build). One
+     * native call per connection, made only on listeners with {@code session_tickets: false}; a
+     * no-op on a JDK engine.
+     *
+     * @return false when the engine is an OpenSSL one and tickets could not be turned off
+     */
+    static boolean disable(SSLEngine engine) {
+        if (!(engine instanceof ReferenceCountedOpenSslEngine openssl)) {
+            return true;
+        }
+        if (SET_OPTIONS == null || NO_TICKET == 0) {
+            return false;
+        }
+        synchronized (openssl) { // the engine's own methods hold this lock around SSL_* calls
+            long p = openssl.sslPointer();
+            if (p == 0) {
+                return false;
+            }
+            try {
+                SET_OPTIONS.invokeExact(p, NO_TICKET);
+                return true;
+            } catch (Throwable t) {
+                return false;
+            }
+        }
+    }
+
+    /** Whether {@link #disable} works here (loads this class off the event loop, at a listener's start). */
+    static boolean canDisable() {
+        return SET_OPTIONS != null && NO_TICKET != 0;
+    }
+
+    private static int noTicket() {
+        try {
+            Class<?> ssl = Class.forName("io.netty.internal.tcnative.SSL", false, SessionTickets.class.getClassLoader());
+            return ssl.getField("SSL_OP_NO_TICKET").getInt(null);
+        } catch (ReflectiveOperationException | LinkageError e) {
+            return 0;
+        }
     }
 }

@@ -24,15 +24,18 @@ import java.util.function.Supplier;
  *   <li>{@code sluice_tls_reloads_total{listener,outcome}}: certificate reloads, {@code success} / {@code failure}</li>
  *   <li>{@code sluice_tls_provider{provider}}: 1 for the provider in use</li>
  * </ul>
- * A handshake is counted once, at its end, off the request path; counters are kept in maps keyed by
- * their tags (a handful of distinct values).
+ * A handshake is counted once, at its end, off the request path: a successful one by a counter
+ * registered up front, the rest (and protocol/cipher) in maps keyed by their tags (a handful of
+ * distinct values), looked up without building a key string per handshake.
  */
 public final class TlsMetrics implements AutoCloseable {
 
     private final MeterRegistry registry;
     private final String listener;
     private final Map<String, Counter> handshakes = new ConcurrentHashMap<>();
-    private final Map<String, Counter> negotiated = new ConcurrentHashMap<>();
+    /** protocol -> cipher -> counter. */
+    private final Map<String, Map<String, Counter>> negotiated = new ConcurrentHashMap<>();
+    private final Counter handshakeOk;
     private final Map<String, Meter> expiry = new ConcurrentHashMap<>();
     private final List<Meter> meters = new CopyOnWriteArrayList<>();
     private final Counter reloadOk;
@@ -45,6 +48,7 @@ public final class TlsMetrics implements AutoCloseable {
                 .description("Certificate reloads of a TLS listener").register(this.registry));
         reloadFailed = add(Counter.builder("sluice.tls.reloads").tags("listener", listener, "outcome", "failure")
                 .description("Certificate reloads of a TLS listener").register(this.registry));
+        handshakeOk = handshakeCounter(true, "ok");
         add(Gauge.builder("sluice.tls.provider", () -> 1).tags("provider", TlsProvider.name())
                 .description("The TLS implementation in use (1)").register(this.registry));
     }
@@ -56,17 +60,30 @@ public final class TlsMetrics implements AutoCloseable {
 
     /** A handshake ended. */
     public void handshake(boolean success, String reason) {
-        String key = (success ? "success/" : "failure/") + reason;
-        handshakes.computeIfAbsent(key, k -> add(Counter.builder("sluice.tls.handshakes")
+        if (success && "ok".equals(reason)) {
+            handshakeOk.increment();
+            return;
+        }
+        handshakeCounter(success, reason).increment();
+    }
+
+    private Counter handshakeCounter(boolean success, String reason) {
+        return handshakes.computeIfAbsent((success ? "success/" : "failure/") + reason, k -> add(Counter.builder("sluice.tls.handshakes")
                 .tags("listener", listener, "result", success ? "success" : "failure", "reason", reason)
-                .description("TLS handshakes by result and reason").register(registry))).increment();
+                .description("TLS handshakes by result and reason").register(registry)));
     }
 
     /** A successful handshake's protocol and cipher suite. */
     public void negotiated(String protocol, String cipher) {
-        negotiated.computeIfAbsent(protocol + '/' + cipher, k -> add(Counter.builder("sluice.tls.negotiated")
-                .tags("listener", listener, "protocol", protocol, "cipher", cipher)
-                .description("Successful TLS handshakes by protocol and cipher suite").register(registry))).increment();
+        Map<String, Counter> byCipher = negotiated.get(protocol);
+        Counter c = byCipher == null ? null : byCipher.get(cipher);
+        if (c == null) {
+            c = negotiated.computeIfAbsent(protocol, p -> new ConcurrentHashMap<>()).computeIfAbsent(cipher,
+                    k -> add(Counter.builder("sluice.tls.negotiated")
+                            .tags("listener", listener, "protocol", protocol, "cipher", cipher)
+                            .description("Successful TLS handshakes by protocol and cipher suite").register(registry)));
+        }
+        c.increment();
     }
 
     /** Handshakes counted with these tags (tests). */

@@ -2,6 +2,7 @@ package io.sluice.server.tls;
 
 import io.netty.handler.ssl.ApplicationProtocolConfig;
 import io.netty.handler.ssl.ClientAuth;
+import io.netty.handler.ssl.OpenSslContextOption;
 import io.netty.handler.ssl.OpenSslSessionContext;
 import io.netty.handler.ssl.OpenSslSessionTicketKey;
 import io.netty.handler.ssl.SslContext;
@@ -138,12 +139,23 @@ public final class TlsSnapshot {
                     ApplicationProtocolConfig.SelectorFailureBehavior.NO_ADVERTISE,
                     ApplicationProtocolConfig.SelectedListenerFailureBehavior.ACCEPT, config.alpn()));
         }
+        if (provider != SslProvider.JDK) {
+            // the certificate callback runs inline in SSL_do_handshake instead of as a delegated task
+            // (which cost a second doHandshake call and a trip through SslHandler's task machinery)
+            b.option(OpenSslContextOption.USE_TASKS, false);
+        }
         if (trust != null) {
             b.trustManager(trust).clientAuth(config.clientAuth() == TlsConfig.ClientAuth.REQUIRE
                     ? ClientAuth.REQUIRE : ClientAuth.OPTIONAL);
         }
         try {
-            return b.build();
+            SslContext ctx = b.build();
+            if (ctx.sessionContext() instanceof OpenSslSessionContext s) {
+                // resumption is by stateless tickets only: no server-side session cache, whose
+                // new-session callback called into Java (a cache entry) on every full handshake
+                s.setSessionCacheEnabled(false);
+            }
+            return ctx;
         } catch (SSLException | IllegalArgumentException e) {
             String msg = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
             if (!config.cipherSuites().isEmpty() && msg.toLowerCase(java.util.Locale.ROOT).contains("cipher")) {

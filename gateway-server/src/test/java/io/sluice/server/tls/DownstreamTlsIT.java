@@ -83,7 +83,9 @@ class DownstreamTlsIT {
         gw = GatewayFixture.start(GatewayConfig.builder()
                 .listeners(ListenerConfig.builder().name("web").routes(RouteConfig.to("c")).tls(tls).build(),
                         ListenerConfig.builder().name("mtls").routes(RouteConfig.to("c")).tls(mtls).build(),
-                        ListenerConfig.builder().name("opt").routes(byIdentity, open).tls(optional).build())
+                        ListenerConfig.builder().name("opt").routes(byIdentity, open).tls(optional).build(),
+                        ListenerConfig.builder().name("notix").routes(RouteConfig.to("c"))
+                                .tls(tls.toBuilder().sessionTickets(false).build()).build())
                 .clusters(c).admin(new AdminConfig(true, "127.0.0.1", 0))
                 .transport(TransportConfig.builder().workerThreads(1).backlog(128).build())
                 .drainTimeout(Duration.ofSeconds(2)).build());
@@ -237,6 +239,34 @@ class DownstreamTlsIT {
         assertThat(session).exists();
         String again = sClient("web", "", "-tls1_3", "-CAfile", pki.caCert().toString(), "-sess_in", session.toString());
         assertThat(again).contains("Reused, TLSv1.3");
+    }
+
+    @Test
+    void withSessionTicketsOffNoTls13TicketIsSentAndNothingResumes() throws Exception {
+        // Netty clears SSL_OP_NO_TICKET on every TLS 1.3 server engine: without SessionTickets.disable
+        // BoringSSL sent two tickets per handshake here (under keys of its own) and resumed them
+        org.junit.jupiter.api.Assumptions.assumeTrue(io.netty.handler.ssl.OpenSsl.isAvailable(), "OpenSSL provider only");
+        String request = "GET /hello HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+        for (String version : List.of("-tls1_3", "-tls1_2")) {
+            Path session = dir.resolve("notix-" + version + System.nanoTime() + ".pem");
+            String first = sClient("notix", request, version, "-CAfile", pki.caCert().toString(), "-sess_out", session.toString());
+            assertThat(first).as(version).contains("HTTP/1.1 200").doesNotContain("New Session Ticket")
+                    .doesNotContain("TLS session ticket:");
+            if (session.toFile().exists()) {
+                String again = sClient("notix", "", version, "-CAfile", pki.caCert().toString(), "-sess_in", session.toString());
+                assertThat(again).as(version).doesNotContain("Reused,");
+            }
+        }
+    }
+
+    @Test
+    void tls12ResumesByTicketWithoutAServerSessionCache() throws Exception {
+        Path session = dir.resolve("s_client-tls12-" + System.nanoTime() + ".pem");
+        String first = sClient("web", "GET /hello HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", "-tls1_2",
+                "-CAfile", pki.caCert().toString(), "-sess_out", session.toString());
+        assertThat(first).contains("New, TLSv1.2").contains("TLS session ticket:");
+        String again = sClient("web", "", "-tls1_2", "-CAfile", pki.caCert().toString(), "-sess_in", session.toString());
+        assertThat(again).contains("Reused, TLSv1.2");
     }
 
     /**

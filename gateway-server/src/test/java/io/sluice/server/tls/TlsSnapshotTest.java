@@ -52,6 +52,15 @@ class TlsSnapshotTest {
     }
 
     @Test
+    void openSslContextsKeepNoServerSessionCache() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(io.netty.handler.ssl.OpenSsl.isAvailable());
+        TlsSnapshot s = TlsSnapshot.load(TlsConfig.builder().certificates(pem(a, "a.test")).build(), SslProvider.OPENSSL, null);
+        // resumption is by stateless tickets; a cache made BoringSSL call into Java on every full handshake
+        assertThat(((io.netty.handler.ssl.OpenSslSessionContext) s.contexts().get(0).sessionContext()).isSessionCacheEnabled())
+                .isFalse();
+    }
+
+    @Test
     void aKeyThatDoesNotMatchItsChainIsRejectedNamingTheKeyFile() {
         TlsConfig c = TlsConfig.builder().certificates(pem(a), CertificateConfig.pem(wild.chain().toString(), a.key().toString()))
                 .build();
