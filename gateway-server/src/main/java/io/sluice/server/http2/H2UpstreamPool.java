@@ -92,6 +92,7 @@ final class H2UpstreamPool {
                         Http2FrameCodec codec = Http2FrameCodecBuilder.forClient()
                                 .initialSettings(Http2Settings.defaultSettings().pushEnabled(false))
                                 .validateHeaders(true).build();
+                        Http2Server.tuneUpstream(ch); // issue #21: one write per turn for all streams
                         ch.pipeline().addLast(codec, new Http2MultiplexHandler(new ChannelInboundHandlerAdapter()), c);
                     }
                 });

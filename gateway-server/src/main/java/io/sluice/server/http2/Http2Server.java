@@ -109,6 +109,15 @@ public final class Http2Server {
     }
 
     /**
+     * The same for an h2c upstream connection ({@link H2UpstreamPool}), before its codec is added:
+     * every stream's request head was flushed as the stream opened, one {@code writev} each.
+     */
+    static void tuneUpstream(Channel ch) {
+        ch.pipeline().addLast(H2_FLUSH, flushConsolidation());
+        ch.config().setWriteBufferWaterMark(WATER_MARK);
+    }
+
+    /**
      * Merges the connection's flushes into one socket write per event-loop turn (issue #21). Each
      * stream flushes its response when its upstream connection has read it, and every upstream
      * connection is its own epoll event: without this, {@code -m100} streams cost one

@@ -80,6 +80,26 @@ class Http2ServerTuningTest {
     }
 
     @Test
+    void anH2cUpstreamConnectionSendsTheRequestsOfOneTurnInOneWrite() {
+        FlushCounter counter = new FlushCounter();
+        EmbeddedChannel ch = new EmbeddedChannel(counter);
+        Http2Server.tuneUpstream(ch);
+        ch.pipeline().addLast(SluicePipeline.H2_CODEC, new ChannelInboundHandlerAdapter());
+        ChannelHandlerContext codec = ch.pipeline().context(SluicePipeline.H2_CODEC);
+        for (int i = 0; i < 50; i++) { // 50 streams opened in one turn, each flushing its request head
+            codec.write(Bufs.copied("request " + i));
+        }
+        for (int i = 0; i < 50; i++) {
+            codec.flush();
+        }
+        assertThat(counter.flushes).isZero();
+        ch.runPendingTasks();
+        assertThat(counter.flushes).isEqualTo(1);
+        assertThat(ch.config().getWriteBufferHighWaterMark()).isEqualTo(1024 * 1024);
+        ch.finishAndReleaseAll();
+    }
+
+    @Test
     void aTurnOfAnswersDoesNotMakeTheConnectionUnwritable() {
         EmbeddedChannel ch = connection(new FlushCounter());
         assertThat(ch.config().getWriteBufferHighWaterMark()).isEqualTo(1024 * 1024);
