@@ -95,23 +95,25 @@ awk -v ok="${ok:-1}" '/allocated = / { v = $3; gsub(/,/, "", v); u = $4; m = (u 
 jfr print --events jdk.ExecutionSample "$OUT/gateway.jfr" >"$OUT/samples.txt"
 echo "== top frames (self), share of JFR execution samples"
 awk '/stackTrace = \[/ { getline; sub(/^[ \t]+/, ""); sub(/[ \t]+line:.*/, ""); n[$0]++; tot++ }
-     END { for (k in n) printf "%5.1f%%  %s\n", 100 * n[k] / tot, k }' "$OUT/samples.txt" | sort -rn | head -30 | tee "$OUT/top-self.txt"
+     END { for (k in n) printf "%5.1f%%  %s\n", 100 * n[k] / tot, k }' "$OUT/samples.txt" | sort -rn | head -30 | tee "$OUT/top-self.txt" || true
 jfr print --events jdk.ObjectAllocationSample "$OUT/gateway.jfr" >"$OUT/alloc.txt" || true
 echo "== allocation by class (sampled weight)"
 awk '/objectClass = / { c = $3 } /weight = / { w = $3; u = $4; m = (u ~ /kB/ ? 1024 : u ~ /MB/ ? 1048576 : u ~ /GB/ ? 1073741824 : 1); gsub(/[^0-9.]/, "", w); n[c] += w * m; tot += w * m }
-     END { for (k in n) printf "%5.1f%%  %s\n", 100 * n[k] / tot, k }' "$OUT/alloc.txt" | sort -rn | head -20 | tee "$OUT/alloc-top.txt"
+     END { for (k in n) printf "%5.1f%%  %s\n", 100 * n[k] / tot, k }' "$OUT/alloc.txt" | sort -rn | head -20 | tee "$OUT/alloc-top.txt" || true
 
 # 2. async-profiler (optional)
 if [ -n "$AP_LIB" ] && [ -f "$AP_LIB" ]; then
   for ev in cpu alloc; do
     if [ $ev = cpu ]; then args="event=itimer,interval=1ms"; else args="event=alloc"; fi
-    jcmd $GW JVMTI.agent_load "$AP_LIB" "start,$args" >/dev/null
+    # the options in inner quotes: jcmd would otherwise split "key=value" pairs itself
+    jcmd $GW JVMTI.agent_load "$AP_LIB" "\"start,$args\"" >/dev/null
     load "$D" >"$OUT/load-ap-$ev.txt" 2>&1 || true
     # alloc: weights are bytes (total), cpu: samples
-    jcmd $GW JVMTI.agent_load "$AP_LIB" "stop,collapsed$([ $ev = alloc ] && echo ,total),file=$OUT/ap-$ev.collapsed" >/dev/null
+    jcmd $GW JVMTI.agent_load "$AP_LIB" "\"stop,collapsed$([ $ev = alloc ] && echo ,total),file=$OUT/ap-$ev.collapsed\"" >/dev/null
     echo "== async-profiler $ev: top self frames ($(ok_of "$OUT/load-ap-$ev.txt") requests)"
     awk '{ w = $NF; $NF = ""; sub(/ $/, ""); n = split($0, f, ";"); s[f[n]] += w; tot += w }
-         END { for (k in s) printf "%5.1f%%  %s\n", 100 * s[k] / tot, k }' "$OUT/ap-$ev.collapsed" | sort -rn | head -30 | tee "$OUT/ap-$ev-top.txt"
+         END { for (k in s) printf "%5.1f%%  %s\n", 100 * s[k] / tot, k }' "$OUT/ap-$ev.collapsed" | sort -rn | head -30 | tee "$OUT/ap-$ev-top.txt" || true
+    [ $ev = alloc ] && awk -v n="$(ok_of "$OUT/load-ap-$ev.txt")" '{ s += $NF } END { printf "bytes allocated per request (async-profiler): %.0f\n", s / (n ? n : 1) }' "$OUT/ap-alloc.collapsed"
   done
 fi
 
