@@ -179,23 +179,70 @@ final class H2Translation {
         return b;
     }
 
+    /**
+     * Response field names most servers send, lower case: the h2 header list takes these
+     * constants instead of a copy of the name (issue #21: the translation made a String, its
+     * lower-case copy and an AsciiString copy for every name and value, ~1.1 KiB per response).
+     */
+    private static final AsciiString[] KNOWN_NAMES = {
+        AsciiString.cached("server"), AsciiString.cached("date"), AsciiString.cached("content-type"),
+        AsciiString.cached("content-length"), AsciiString.cached("last-modified"), AsciiString.cached("etag"),
+        AsciiString.cached("cache-control"), AsciiString.cached("vary"), AsciiString.cached("accept-ranges"),
+        AsciiString.cached("expires"), AsciiString.cached("location"), AsciiString.cached("set-cookie"),
+        AsciiString.cached("content-encoding"), AsciiString.cached("grpc-status"), AsciiString.cached("grpc-message"),
+    };
+
     /** The h2 response header list for an HTTP/1.1 response head: {@code :status} first, connection-specific fields dropped. */
     static Http2Headers responseHeaders(HttpHead resp) {
         Http2Headers out = new DefaultHttp2Headers(false, resp.headerCount() + 1);
-        out.status(AsciiString.of(Integer.toString(resp.status())));
+        out.status(io.netty.handler.codec.http.HttpResponseStatus.valueOf(resp.status()).codeAsText()); // cached for known codes
         String nominated = resp.connectionNamesOthers() ? connectionTokens(resp) : null;
+        ByteBuf raw = resp.raw();
+        int base = raw.readerIndex();
         for (int i = 0; i < resp.headerCount(); i++) {
             byte kind = resp.kind(i);
             if (kind == HttpHead.CONNECTION || kind == HttpHead.TRANSFER_ENCODING || kind == HttpHead.HOP) {
                 continue;
             }
-            String name = resp.name(i).toLowerCase(java.util.Locale.ROOT);
+            AsciiString name = lowerName(raw, base + resp.nameStart(i), resp.nameEnd(i) - resp.nameStart(i));
             if (nominated != null && nominated.contains("," + name + ",")) {
                 continue;
             }
-            out.add(AsciiString.of(name), AsciiString.of(resp.value(i)));
+            byte[] value = new byte[resp.valueEnd(i) - resp.valueStart(i)];
+            raw.getBytes(base + resp.valueStart(i), value);
+            out.add(name, new AsciiString(value, false));
         }
         return out;
+    }
+
+    /** The field name at {@code raw[at, at + len)} in lower case: a known constant, or one copy. */
+    static AsciiString lowerName(ByteBuf raw, int at, int len) {
+        for (AsciiString k : KNOWN_NAMES) {
+            if (k.length() == len && sameLower(raw, at, k)) {
+                return k;
+            }
+        }
+        byte[] b = new byte[len];
+        raw.getBytes(at, b);
+        for (int j = 0; j < len; j++) {
+            if (b[j] >= 'A' && b[j] <= 'Z') {
+                b[j] += 'a' - 'A';
+            }
+        }
+        return new AsciiString(b, false);
+    }
+
+    private static boolean sameLower(ByteBuf raw, int at, AsciiString lower) {
+        for (int j = 0; j < lower.length(); j++) {
+            byte c = raw.getByte(at + j);
+            if (c >= 'A' && c <= 'Z') {
+                c += 'a' - 'A';
+            }
+            if (c != lower.byteAt(j)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** ",token,token," of every Connection header (lower case). */

@@ -160,9 +160,11 @@ final class H2UpstreamPool {
                         }
                         if (tls) {
                             upTls.addH2Handler(ch, host, cluster.connectTimeout());
-                            ch.pipeline().addLast(Conn.NAME, c);
-                        } else {
-                            ch.pipeline().addLast(Conn.NAME, c);
+                        }
+                        // issue #21: one write per turn for all streams (before the codec, which addCodec puts before Conn)
+                        Http2Server.tuneUpstream(ch);
+                        ch.pipeline().addLast(Conn.NAME, c);
+                        if (!tls) {
                             c.addCodec(ch);
                         }
                     }
