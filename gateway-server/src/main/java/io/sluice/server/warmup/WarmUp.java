@@ -61,7 +61,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * backends (127.0.0.1, free ports, owned and closed by the warm-up) until the duration has passed on
  * the ticker. Every round opens fresh client connections (accept, pipeline set-up, close), sends
  * keep-alive GETs and POSTs with a body and pipelined Bolt requests, and scrapes the private
- * registry.
+ * registry. When the real config has a TLS listener, each round also makes full TLS handshakes and
+ * a few HTTP requests over TLS to a private HTTP listener with that listener's TLS settings
+ * ({@link WarmUpTls}: its certificate files, protocols, ciphers, ticket policy; no client
+ * certificates), from clients that trust only those certificates.
  *
  * <p>What it never does: connect to a configured upstream (the private gateway's clusters hold only
  * the synthetic backends), record in the real gateway's registry or access log (the private one has
