@@ -89,7 +89,7 @@ public final class WarmUp {
     static final int BOLT_REQUESTS_PER_CONNECTION = 128;
     static final int BOLT_PIPELINE = 16;
     /** TLS connections per round (a full handshake each), only when the config has a TLS listener. */
-    static final int TLS_CONNECTIONS = 4;
+    static final int TLS_CONNECTIONS = 8;
     static final int TLS_REQUESTS_PER_CONNECTION = 2;
     /** Wall-clock bound on one round (a round normally takes milliseconds). */
     static final long ROUND_TIMEOUT_MS = 5_000;
