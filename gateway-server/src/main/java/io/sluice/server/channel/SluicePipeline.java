@@ -14,7 +14,8 @@ package io.sluice.server.channel;
  *                                                       the meter once the first byte arrives)
  * downstream TLS:       [meter →] sni → tls-handshake → (the protocol's handlers, as above)
  *                       (at the ClientHello, sni replaces itself with the chosen certificate's
- *                        SslHandler, which Netty names after its class)
+ *                        SslHandler, which Netty names after its class; a listener with one
+ *                        certificate gets that SslHandler, so named, in place of sni at once)
  * downstream auto+TLS:  [meter →] protocol-detector → (first byte 0x16) sni → tls-handshake →
  *                       protocol-detector (inside TLS) → HTTP or Bolt handlers
  * closing (any protocol, after the gateway's error answer):

@@ -1,10 +1,12 @@
 package io.sluice.server.tls;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelPipeline;
 import io.netty.handler.ssl.OpenSslSessionTicketKey;
 import io.netty.handler.ssl.SniHandler;
 import io.netty.handler.ssl.SslContext;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslProvider;
 import io.netty.util.concurrent.EventExecutor;
 import io.sluice.core.config.ConfigException;
@@ -25,7 +27,7 @@ import java.util.function.Supplier;
 /**
  * Downstream TLS of one listener: the current {@link TlsSnapshot} (a volatile, swapped whole by a
  * reload or a certificate rotation), the handlers each new connection gets, the ticket keys and the
- * meters. Connections read the snapshot once, at their ClientHello.
+ * meters. Connections read the snapshot once, when their TLS handlers are added.
  */
 public final class DownstreamTls implements AutoCloseable {
 
@@ -96,32 +98,51 @@ public final class DownstreamTls implements AutoCloseable {
     }
 
     /**
-     * Adds {@link SluicePipeline#SNI} and {@link SluicePipeline#TLS_HANDSHAKE} to a new connection's
-     * pipeline: after the handler named {@code after}, or first when it is null or absent.
+     * Adds the SSL handler and {@link SluicePipeline#TLS_HANDSHAKE} to a new connection's pipeline:
+     * after the handler named {@code after}, or first when it is null or absent. The snapshot is read
+     * here, once per connection. A listener with one certificate gets that certificate's
+     * {@code SslHandler} at once (named as Netty's {@code SniHandler} names the handler it is replaced
+     * by); with several, {@link SluicePipeline#SNI} parses the ClientHello and replaces itself with the
+     * chosen certificate's.
      */
     public void addHandlers(ChannelPipeline p, String after) {
         TlsSnapshot s = current;
         boolean noTickets = !s.config().sessionTickets();
-        SniHandler sni = new SniHandler(this::select, 0) {
-            @Override
-            protected io.netty.handler.ssl.SslHandler newSslHandler(SslContext context, io.netty.buffer.ByteBufAllocator alloc) {
-                io.netty.handler.ssl.SslHandler h = super.newSslHandler(context, alloc);
-                h.setHandshakeTimeoutMillis(0); // the TLS_HANDSHAKE handler times the handshake on the listener's scheduler
-                if (noTickets) {
-                    SessionTickets.disable(h.engine()); // Netty re-enables TLS 1.3 tickets on every engine
+        SslContext only = s.only();
+        ChannelHandler first;
+        String firstName;
+        if (only != null) {
+            first = configure(only.newHandler(p.channel().alloc()), noTickets);
+            firstName = SSL_HANDLER;
+        } else {
+            first = new SniHandler(this::select, 0) {
+                @Override
+                protected SslHandler newSslHandler(SslContext context, io.netty.buffer.ByteBufAllocator alloc) {
+                    return configure(super.newSslHandler(context, alloc), noTickets);
                 }
-                return h;
-            }
-        };
+            };
+            firstName = SluicePipeline.SNI;
+        }
         TlsConnectionHandler hs = new TlsConnectionHandler(this, s.config().handshakeTimeout().toNanos());
         p.channel().attr(TlsRequests.LISTENER).set(this);
         if (after != null && p.get(after) != null) {
-            p.addAfter(after, SluicePipeline.SNI, sni);
-            p.addAfter(SluicePipeline.SNI, SluicePipeline.TLS_HANDSHAKE, hs);
+            p.addAfter(after, firstName, first);
+            p.addAfter(firstName, SluicePipeline.TLS_HANDSHAKE, hs);
         } else {
             p.addFirst(SluicePipeline.TLS_HANDSHAKE, hs);
-            p.addFirst(SluicePipeline.SNI, sni);
+            p.addFirst(firstName, first);
         }
+    }
+
+    /** The name of a connection's {@code SslHandler}: the one {@code SniHandler} gives the handler it puts in its place. */
+    static final String SSL_HANDLER = SslHandler.class.getName();
+
+    private static SslHandler configure(SslHandler h, boolean noTickets) {
+        h.setHandshakeTimeoutMillis(0); // the TLS_HANDSHAKE handler times the handshake on the listener's scheduler
+        if (noTickets) {
+            SessionTickets.disable(h.engine()); // Netty re-enables TLS 1.3 tickets on every engine
+        }
+        return h;
     }
 
     private SslContext select(String hostname) {

@@ -185,6 +185,11 @@ public final class TlsSnapshot {
         return loaded;
     }
 
+    /** The context of a listener with one certificate (every SNI name and none get it), null with several. */
+    public SslContext only() {
+        return contexts.size() == 1 ? contexts.get(0) : null;
+    }
+
     /** The context for an SNI host name (null: no SNI). */
     public SslContext select(String hostname) {
         return mapping.map(hostname);

@@ -21,6 +21,7 @@ import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpObject;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.handler.ssl.SslContext;
 import io.sluice.codec.bolt.BoltFrame;
 import io.sluice.codec.bolt.BoltFrameDecoder;
 import io.sluice.codec.bolt.BoltFrameEncoder;
@@ -34,10 +35,12 @@ import io.sluice.core.config.HostConfig;
 import io.sluice.core.config.ListenerConfig;
 import io.sluice.core.config.Protocol;
 import io.sluice.core.config.RouteConfig;
+import io.sluice.core.config.TlsConfig;
 import io.sluice.core.config.TransportConfig;
 import io.sluice.core.time.Ticker;
 import io.sluice.server.Gateway;
 import io.sluice.server.demo.DemoHttpBackend;
+import io.sluice.server.tls.WarmUpTls;
 import io.sluice.server.transport.Transport;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -58,7 +61,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * backends (127.0.0.1, free ports, owned and closed by the warm-up) until the duration has passed on
  * the ticker. Every round opens fresh client connections (accept, pipeline set-up, close), sends
  * keep-alive GETs and POSTs with a body and pipelined Bolt requests, and scrapes the private
- * registry.
+ * registry. When the real config has a TLS listener, each round also makes full TLS handshakes and
+ * a few HTTP requests over TLS to a private HTTP listener with that listener's TLS settings
+ * ({@link WarmUpTls}: its certificate files, protocols, ciphers, ticket policy; no client
+ * certificates), from clients that trust only those certificates.
  *
  * <p>What it never does: connect to a configured upstream (the private gateway's clusters hold only
  * the synthetic backends), record in the real gateway's registry or access log (the private one has
@@ -82,6 +88,9 @@ public final class WarmUp {
     static final int BOLT_CONNECTIONS = 4;
     static final int BOLT_REQUESTS_PER_CONNECTION = 128;
     static final int BOLT_PIPELINE = 16;
+    /** TLS connections per round (a full handshake each), only when the config has a TLS listener. */
+    static final int TLS_CONNECTIONS = 8;
+    static final int TLS_REQUESTS_PER_CONNECTION = 2;
     /** Wall-clock bound on one round (a round normally takes milliseconds). */
     static final long ROUND_TIMEOUT_MS = 5_000;
     /** Worker threads of the private gateway, at most. */
@@ -93,14 +102,18 @@ public final class WarmUp {
      * @param rounds       rounds completed
      * @param httpRequests HTTP responses received
      * @param boltRequests Bolt responses received
+     * @param tlsHandshakes TLS handshakes the private TLS listener counted as successful (0: no TLS listener configured)
+     * @param tlsRequests  HTTP responses received over TLS (also in {@code httpRequests})
      * @param nanos        time it took on the ticker
      * @param failure      why it stopped early, or null
      */
-    public record Result(int rounds, long httpRequests, long boltRequests, long nanos, String failure) {
+    public record Result(int rounds, long httpRequests, long boltRequests, long tlsHandshakes, long tlsRequests, long nanos,
+                         String failure) {
         @Override
         public String toString() {
-            return "warm-up: " + rounds + " rounds, " + httpRequests + " HTTP + " + boltRequests + " Bolt synthetic requests in "
-                    + TimeUnit.NANOSECONDS.toMillis(nanos) + " ms" + (failure == null ? "" : " (stopped: " + failure + ")");
+            return "warm-up: " + rounds + " rounds, " + httpRequests + " HTTP + " + boltRequests + " Bolt synthetic requests"
+                    + (tlsHandshakes > 0 || tlsRequests > 0 ? ", " + tlsHandshakes + " TLS handshakes (" + tlsRequests + " of the HTTP requests over TLS)" : "")
+                    + " in " + TimeUnit.NANOSECONDS.toMillis(nanos) + " ms" + (failure == null ? "" : " (stopped: " + failure + ")");
         }
     }
 
@@ -115,7 +128,8 @@ public final class WarmUp {
     /**
      * Runs the warm-up; blocks for about {@code config.duration()} (on {@code ticker}). Never throws.
      *
-     * @param real     the gateway's config: only its transport type is used
+     * @param real     the gateway's config: its transport type, and the TLS settings of its first TLS
+     *                 listener if any (the warm-up then also makes TLS handshakes: {@link WarmUpTls})
      * @param observer called after each round, or null
      */
     public static Result run(GatewayConfig real, WarmUpConfig config, Ticker ticker, Observer observer) {
@@ -132,8 +146,12 @@ public final class WarmUp {
         int rounds = 0;
         AtomicLong http = new AtomicLong();
         AtomicLong bolt = new AtomicLong();
+        AtomicLong tlsRequests = new AtomicLong();
+        long tlsHandshakes = 0;
         String failure = null;
         try {
+            TlsConfig realTls = WarmUpTls.firstTlsListener(real.listeners());
+            WarmUpTls tls = realTls == null ? null : WarmUpTls.of(realTls);
             List<HostConfig> httpHosts = new ArrayList<>();
             List<HostConfig> boltHosts = new ArrayList<>();
             for (int i = 1; i <= 2; i++) {
@@ -144,18 +162,23 @@ public final class WarmUp {
                 backends.add(b);
                 boltHosts.add(new HostConfig("127.0.0.1", b.port(), i));
             }
-            gw = Gateway.builder().config(syntheticConfig(httpHosts, boltHosts, syntheticTransport))
+            gw = Gateway.builder().config(syntheticConfig(httpHosts, boltHosts, syntheticTransport, tls == null ? null : tls.listener()))
                     .meterRegistry(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT)).logLifecycle(false).build();
             gw.start().get(ROUND_TIMEOUT_MS, TimeUnit.MILLISECONDS);
             InetSocketAddress httpAddr = gw.address("warm-up-http");
             InetSocketAddress boltAddr = gw.address("warm-up-bolt");
+            InetSocketAddress httpsAddr = tls == null ? null : gw.address(TLS_LISTENER);
             PrometheusMeterRegistry reg = (PrometheusMeterRegistry) gw.meterRegistry();
             // a round in progress ends early once the time is up: no new request after the deadline
             java.util.function.BooleanSupplier expired = () -> ticker.nanoTime() - start >= budget;
             do {
                 List<CompletableFuture<?>> done = new ArrayList<>();
                 for (int i = 0; i < HTTP_CONNECTIONS; i++) {
-                    done.add(httpClient(transport, peers, peerBuffers.alloc, httpAddr, HTTP_REQUESTS_PER_CONNECTION, http, expired));
+                    done.add(httpClient(transport, peers, peerBuffers.alloc, httpAddr, HTTP_REQUESTS_PER_CONNECTION, http, expired, null));
+                }
+                for (int i = 0; tls != null && i < TLS_CONNECTIONS; i++) {
+                    done.add(httpClient(transport, peers, peerBuffers.alloc, httpsAddr, TLS_REQUESTS_PER_CONNECTION,
+                            new AtomicLong[]{http, tlsRequests}, expired, tls.client()));
                 }
                 for (int i = 0; i < BOLT_CONNECTIONS; i++) {
                     done.add(boltClient(transport, peers, peerBuffers.alloc, boltAddr, BOLT_REQUESTS_PER_CONNECTION, bolt, expired));
@@ -163,6 +186,7 @@ public final class WarmUp {
                 CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)).get(ROUND_TIMEOUT_MS, TimeUnit.MILLISECONDS);
                 reg.scrape(); // the /metrics rendering
                 rounds++;
+                tlsHandshakes = tlsHandshakes(reg);
                 if (observer != null) {
                     observer.roundDone(rounds);
                 }
@@ -192,7 +216,7 @@ public final class WarmUp {
         gw = null;
         backends.clear();
         release(peerBuffers);
-        Result r = new Result(rounds, http.get(), bolt.get(), ticker.nanoTime() - start, failure);
+        Result r = new Result(rounds, http.get(), bolt.get(), tlsHandshakes, tlsRequests.get(), ticker.nanoTime() - start, failure);
         if (failure != null) {
             log.warn("{}; starting anyway", r);
         } else {
@@ -259,8 +283,25 @@ public final class WarmUp {
 
     static final long RELEASE_WAIT_MS = 1_000;
 
-    /** The private gateway: one HTTP and one Bolt listener on 127.0.0.1:0, two synthetic hosts each, no admin port. */
+    /** The name of the private gateway's TLS listener. */
+    static final String TLS_LISTENER = "warm-up-https";
+
+    /** Successful handshakes the private TLS listener counted ({@code sluice_tls_handshakes_total}). */
+    private static long tlsHandshakes(PrometheusMeterRegistry reg) {
+        return (long) reg.find("sluice.tls.handshakes").tag("listener", TLS_LISTENER).tag("result", "success").counters().stream()
+                .mapToDouble(io.micrometer.core.instrument.Counter::count).sum();
+    }
+
+    /** The private gateway without TLS. */
     static GatewayConfig syntheticConfig(List<HostConfig> httpHosts, List<HostConfig> boltHosts, TransportConfig transport) {
+        return syntheticConfig(httpHosts, boltHosts, transport, null);
+    }
+
+    /**
+     * The private gateway: one HTTP and one Bolt listener on 127.0.0.1:0, two synthetic hosts each, no admin port;
+     * with {@code tls}, an HTTP listener with it ({@value #TLS_LISTENER}) in front of the same hosts.
+     */
+    static GatewayConfig syntheticConfig(List<HostConfig> httpHosts, List<HostConfig> boltHosts, TransportConfig transport, TlsConfig tls) {
         ListenerConfig httpL = new ListenerConfig("warm-up-http", Protocol.HTTP, "127.0.0.1", 0,
                 List.of(RouteConfig.to("warm-up-http")), null, null);
         ListenerConfig boltL = new ListenerConfig("warm-up-bolt", Protocol.BOLT, "127.0.0.1", 0, List.of(), null,
@@ -268,22 +309,39 @@ public final class WarmUp {
         ClusterConfig httpC = ClusterConfig.of("warm-up-http", httpHosts);
         ClusterConfig boltC = new ClusterConfig("warm-up-bolt", Protocol.BOLT, null, boltHosts, null, null, null, null,
                 null, null, ClusterConfig.DEFAULT_PANIC_THRESHOLD, false, 2, 1.0);
-        return GatewayConfig.builder().listeners(httpL, boltL).clusters(httpC, boltC)
+        List<ListenerConfig> listeners = new ArrayList<>(List.of(httpL, boltL));
+        if (tls != null) {
+            listeners.add(ListenerConfig.builder().name(TLS_LISTENER).protocol(Protocol.HTTP).address("127.0.0.1").port(0)
+                    .routes(RouteConfig.to("warm-up-http")).tls(tls).build());
+        }
+        return GatewayConfig.builder().listeners(listeners).clusters(httpC, boltC)
                 .admin(new AdminConfig(false, "127.0.0.1", 0, true)) // meters on, no admin port
                 .transport(transport).drainTimeout(Duration.ZERO).build();
     }
 
     private static final byte[] BODY = new byte[512];
 
-    /** One connection: {@code n} keep-alive requests one after the other (GET, then POST with a body, alternating). */
+    /**
+     * One connection: {@code n} keep-alive requests one after the other (GET, then POST with a body, alternating);
+     * over TLS with {@code tls} (a full handshake: no session is offered for resumption).
+     */
     static CompletableFuture<Void> httpClient(Transport t, EventLoopGroup group, ByteBufAllocator alloc, InetSocketAddress to, int n,
-                                              AtomicLong count, java.util.function.BooleanSupplier expired) {
+                                              AtomicLong count, java.util.function.BooleanSupplier expired, SslContext tls) {
+        return httpClient(t, group, alloc, to, n, new AtomicLong[]{count}, expired, tls);
+    }
+
+    private static CompletableFuture<Void> httpClient(Transport t, EventLoopGroup group, ByteBufAllocator alloc, InetSocketAddress to,
+                                                      int n, AtomicLong[] counts, java.util.function.BooleanSupplier expired,
+                                                      SslContext tls) {
         CompletableFuture<Void> done = new CompletableFuture<>();
         new Bootstrap().group(group).channel(t.socketChannel()).option(ChannelOption.TCP_NODELAY, true)
                 .option(ChannelOption.ALLOCATOR, alloc)
                 .handler(new ChannelInitializer<SocketChannel>() {
                     @Override
                     protected void initChannel(SocketChannel c) {
+                        if (tls != null) {
+                            c.pipeline().addLast(tls.newHandler(c.alloc())); // requests wait in it until the handshake is done
+                        }
                         c.pipeline().addLast(new HttpClientCodec(), new SimpleChannelInboundHandler<HttpObject>() {
                             int sent;
                             int received;
@@ -307,7 +365,9 @@ public final class WarmUp {
                             protected void channelRead0(ChannelHandlerContext ctx, HttpObject msg) {
                                 if (msg instanceof LastHttpContent) {
                                     received++;
-                                    count.incrementAndGet();
+                                    for (AtomicLong count : counts) {
+                                        count.incrementAndGet();
+                                    }
                                     if (received >= n || expired.getAsBoolean()) {
                                         done.complete(null);
                                         ctx.close();
