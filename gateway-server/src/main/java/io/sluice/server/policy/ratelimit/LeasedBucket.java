@@ -16,7 +16,11 @@ import java.util.concurrent.TimeUnit;
  *       ({@link #FAIL_OPEN}, or limited for {@code failure_mode_deny});</li>
  *   <li>Redis said the bucket is empty → limited until its next refill, without asking again (also
  *       while Redis is down: that answer stays true);</li>
- *   <li>remainder spent while a lease is in flight → limited (the known remainder decides).</li>
+ *   <li>remainder spent while a lease is in flight → on credit, when the last lease came back whole
+ *       (Redis had room) and the rule is large: up to {@link #credit} requests are admitted and the
+ *       debt is paid from the lease when it arrives; otherwise limited (the known remainder decides).
+ *       Without credit a rule far above the traffic refused requests whenever Redis answered slower than
+ *       half a batch lasted, and at every refill (when unspent tokens are dropped).</li>
  * </ul>
  * Leased tokens are valid until the bucket's next refill in Redis (then dropped), so a fleet admits
  * at most what the Redis bucket hands out, plus the first-lease fail-open requests; unspent leased
@@ -48,6 +52,15 @@ final class LeasedBucket implements Limiter, LeaseClient.Callback {
     private final long fillMillis;
     private final int leaseSize;
     private final boolean failDeny;
+    /**
+     * Requests that may be admitted on credit while a lease is in flight: {@code min(leaseSize, 1 % of
+     * max_tokens)}, 0 under {@code failure_mode_deny}. A fleet thus over-admits at most this many per
+     * gateway when the Redis bucket empties between two leases: nothing for small rules (a tenant at
+     * 10 requests per second stays exact), at most 1 % of the bucket for large ones.
+     */
+    private final long credit;
+    /** The last lease came back whole: Redis had at least a batch left (credit is given only then). */
+    private volatile boolean lastWhole;
     @SuppressWarnings("unused")
     private volatile long remaining;
     @SuppressWarnings("unused")
@@ -69,6 +82,7 @@ final class LeasedBucket implements Limiter, LeaseClient.Callback {
         this.fillMillis = fillMillis;
         this.leaseSize = leaseSize;
         this.failDeny = failDeny;
+        this.credit = failDeny ? 0 : Math.min(leaseSize, maxTokens / 100);
         this.lastUsed = now;
     }
 
@@ -106,6 +120,17 @@ final class LeasedBucket implements Limiter, LeaseClient.Callback {
         if (!everLeased) {
             return failDeny ? UNKNOWN_WAIT_NANOS : FAIL_OPEN;
         }
+        if (credit > 0 && lastWhole && (boolean) IN_FLIGHT.getVolatile(this)) {
+            while (true) { // on credit against the lease in flight (paid from its grant)
+                long r = (long) REMAINING.getVolatile(this);
+                if (r <= -credit) {
+                    break;
+                }
+                if (REMAINING.compareAndSet(this, r, r - 1)) {
+                    return ALLOWED;
+                }
+            }
+        }
         return UNKNOWN_WAIT_NANOS;
     }
 
@@ -118,7 +143,8 @@ final class LeasedBucket implements Limiter, LeaseClient.Callback {
     @Override
     public void granted(long tokens, long millisUntilFill) {
         everLeased = true;
-        if (tokens > 0) {
+        lastWhole = tokens >= leaseSize;
+        if (tokens > 0) { // (a debt taken on credit is paid from these first)
             leaseValidUntil = ticker.nanoTime() + TimeUnit.MILLISECONDS.toNanos(Math.max(1, millisUntilFill));
             REMAINING.getAndAdd(this, tokens);
             emptyUntil = 0;

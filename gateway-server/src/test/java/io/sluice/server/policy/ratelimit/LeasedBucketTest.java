@@ -56,7 +56,9 @@ class LeasedBucketTest {
         for (int i = 0; i < 5; i++) {
             assertThat(b.acquire(0)).isEqualTo(Limiter.ALLOWED);
         }
-        assertThat(b.acquire(0)).as("spent while the lease is in flight: the known remainder (0) decides")
+        assertThat(b.acquire(0)).as("spent while the lease is in flight, the last lease whole: credit of 1 (1 % of 100)")
+                .isEqualTo(Limiter.ALLOWED);
+        assertThat(b.acquire(0)).as("credit used up: the known remainder decides")
                 .isEqualTo(LeasedBucket.UNKNOWN_WAIT_NANOS);
         redis.asked.poll().granted(0, 300); // Redis: empty for 300 ms more
         clock.advanceNanos(100 * MS);
@@ -65,8 +67,9 @@ class LeasedBucketTest {
         clock.advanceNanos(200 * MS);
         assertThat(b.acquire(clock.nanoTime())).isEqualTo(LeasedBucket.UNKNOWN_WAIT_NANOS);
         assertThat(redis.asked).hasSize(1);
+        assertThat(b.acquire(clock.nanoTime())).as("the last lease was not whole: no credit").isEqualTo(LeasedBucket.UNKNOWN_WAIT_NANOS);
         redis.asked.poll().granted(3, 1000);
-        assertThat(b.remaining()).isEqualTo(3);
+        assertThat(b.remaining()).as("the debt of 1 paid from the lease").isEqualTo(2);
         assertThat(b.acquire(clock.nanoTime())).isEqualTo(Limiter.ALLOWED);
         // the lease's fill period ends: its 2 leftovers are dropped, not added to the next refill
         clock.advanceNanos(1000 * MS);
@@ -91,5 +94,41 @@ class LeasedBucketTest {
         redis.asked.clear();
         assertThat(open.acquire(0)).isEqualTo(Limiter.FAIL_OPEN);
         assertThat(closed.acquire(0)).isEqualTo(LeasedBucket.UNKNOWN_WAIT_NANOS);
+    }
+
+    @Test
+    void aLargeRuleAdmitsUpToALeaseOnCreditWhileTheNextLeaseIsInFlightAndPaysItBack() {
+        ManualScheduler clock = new ManualScheduler();
+        Leases redis = new Leases();
+        LeasedBucket b = new LeasedBucket(redis, clock, "k", 1_000_000, 1_000_000, 1000, 10, false, 0);
+        b.acquire(0);
+        redis.asked.poll().granted(10, 1000);
+        for (int i = 0; i < 10; i++) {
+            assertThat(b.acquire(0)).isEqualTo(Limiter.ALLOWED);
+        }
+        assertThat(redis.asked).as("prefetch in flight").hasSize(1);
+        for (int i = 0; i < 10; i++) {
+            assertThat(b.acquire(0)).as("on credit: min(lease 10, 1 % of 1 000 000)").isEqualTo(Limiter.ALLOWED);
+        }
+        assertThat(b.acquire(0)).as("credit is one lease at most").isEqualTo(LeasedBucket.UNKNOWN_WAIT_NANOS);
+        assertThat(b.remaining()).isEqualTo(-10);
+        redis.asked.poll().granted(10, 1000);
+        assertThat(b.remaining()).as("the lease paid the debt").isZero();
+        // the refill: unspent tokens are dropped, and the requests until the next lease arrives go on credit
+        redis.asked.clear();
+        b.acquire(0);
+        redis.asked.poll().granted(10, 1000);
+        clock.advanceNanos(1000 * MS);
+        assertThat(b.acquire(clock.nanoTime())).as("leftovers dropped at the refill; on credit meanwhile").isEqualTo(Limiter.ALLOWED);
+        assertThat(b.remaining()).isEqualTo(-1);
+
+        LeasedBucket deny = new LeasedBucket(redis, clock, "d", 1_000_000, 1_000_000, 1000, 10, true, 0);
+        redis.asked.clear();
+        deny.acquire(clock.nanoTime());
+        redis.asked.poll().granted(10, 1000);
+        for (int i = 0; i < 10; i++) {
+            deny.acquire(clock.nanoTime());
+        }
+        assertThat(deny.acquire(clock.nanoTime())).as("failure_mode_deny: no credit").isEqualTo(LeasedBucket.UNKNOWN_WAIT_NANOS);
     }
 }
