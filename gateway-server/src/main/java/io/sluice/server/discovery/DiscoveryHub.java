@@ -254,11 +254,6 @@ public final class DiscoveryHub implements AutoCloseable {
         return nacos;
     }
 
-    /** Nacos poll threads in use (0 before the first Nacos source: shared by all of them). */
-    public synchronized int nacosPollThreads() {
-        return nacos == null ? 0 : NacosPollers.THREADS;
-    }
-
     @Override
     public synchronized void close() {
         for (String name : new ArrayList<>(attached.keySet())) {

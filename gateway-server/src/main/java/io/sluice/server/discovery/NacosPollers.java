@@ -47,11 +47,6 @@ final class NacosPollers implements Scheduler, AutoCloseable {
                 t -> HttpClient.newBuilder().connectTimeout(t).version(HttpClient.Version.HTTP_1_1).build());
     }
 
-    /** HTTP clients made so far (tests). */
-    int clients() {
-        return clients.size();
-    }
-
     @Override
     public Ticker ticker() {
         return Ticker.system();
